@@ -1,0 +1,1 @@
+"""One module per check id; each check is a pure function of the review diff."""

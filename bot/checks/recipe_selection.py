@@ -1,0 +1,90 @@
+"""`recipe-selection`: every (point, concurrency) of a changed key selects exactly one variant."""
+
+from __future__ import annotations
+
+from bot.checks.context import CheckContext
+from bot.findings import Finding, Severity, finding
+from bot.model.recipe import Recipe
+from bot.model.selection import select
+
+CHECK = "recipe-selection"
+
+
+def _recipe_problems(recipe: Recipe, key: str) -> list[Finding]:
+    return [finding(CHECK, Severity.BLOCKING, p.message_id, config_key=key, file=p.file, line=p.line, **p.params)
+            for p in recipe.problems]
+
+
+def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
+    """Variants of a bundle that no point of any key using the recipe selects."""
+    users = ctx.diff.recipe_users.get(path, [])
+    used: set[str] = set()
+    for entry in users:
+        for point in entry.points:
+            if point.recipe != path:
+                continue
+            for conc in point.concurrencies:
+                used.update(v.name for v in select(recipe, point, conc))
+    if any(p.selector for e in users for p in e.points if p.recipe == path):
+        used.update(p.selector for e in users for p in e.points if p.recipe == path and p.selector)
+    out = []
+    for variant in recipe.candidates(None):
+        if variant.name not in used and recipe.is_bundle:
+            out.append(finding(CHECK, Severity.WARNING, "selection-leftover", file=path, line=variant.line,
+                               variant=variant.name, users=[e.key for e in users]))
+    return out
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    out: list[Finding] = []
+    recipes = ctx.diff.recipes_head
+    checked_recipes: set[str] = set()
+    any_recipe = False
+    for change in ctx.live_keys():
+        entry = change.head
+        assert entry is not None
+        mapping: list[tuple[int, str]] = []
+        clean = True
+        for point in entry.points:
+            if point.recipe is None:
+                continue
+            any_recipe = True
+            recipe = recipes.get(point.recipe)
+            if recipe is None:
+                legacy = point.multinode and point.recipe and "/multi_node/" in point.recipe
+                out.append(finding(CHECK, Severity.UNVERIFIED if legacy else Severity.BLOCKING,
+                                   "selection-legacy-missing" if legacy else "selection-recipe-missing",
+                                   config_key=change.key, file=point.file, line=point.line, path=point.recipe))
+                clean = False
+                continue
+            if point.recipe not in checked_recipes:
+                checked_recipes.add(point.recipe)
+                problems = _recipe_problems(recipe, change.key)
+                out += problems
+                clean = clean and not problems
+            if point.selector and point.selector not in recipe.variants:
+                out.append(finding(CHECK, Severity.BLOCKING, "selection-unknown-selector", config_key=change.key,
+                                   file=point.file, line=point.line, selector=point.selector, path=point.recipe))
+                clean = False
+                continue
+            for conc in point.concurrencies:
+                chosen = select(recipe, point, conc)
+                if len(chosen) == 1:
+                    mapping.append((conc, chosen[0].name))
+                    continue
+                clean = False
+                message = "selection-none" if not chosen else "selection-ambiguous"
+                out.append(finding(CHECK, Severity.BLOCKING, message, config_key=change.key, file=point.file,
+                                   line=point.line, key=change.key, concurrency=conc, tp=point.tp,
+                                   path=point.recipe, variants=[v.name for v in chosen]))
+        if mapping and clean:
+            out.append(finding(CHECK, Severity.VERIFIED, "selection-ok", config_key=change.key, key=change.key,
+                               mapping=sorted(mapping)))
+    for path in sorted(checked_recipes):
+        recipe = recipes.get(path)
+        if recipe is not None and not recipe.problems:
+            out += _leftovers(ctx, path, recipe)
+    if not any_recipe:
+        out.append(finding(CHECK, Severity.UNVERIFIED if ctx.diff.keys else Severity.VERIFIED,
+                           "selection-no-recipes" if ctx.diff.keys else "selection-nothing-changed"))
+    return out

@@ -1,0 +1,108 @@
+"""The `prbot` command line: `review` two git refs, or run the bundled `demo`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bot import __version__
+
+EXIT_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="prbot", description="Deterministic review of benchmark-config PRs.")
+    parser.add_argument("--version", action="version", version=f"prbot {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    review = sub.add_parser("review", help="review the difference between two git refs of a local repository")
+    review.add_argument("--repo", default=".", help="path of the git repository (default: .)")
+    review.add_argument("--base", required=True, help="base ref (the branch the PR targets)")
+    review.add_argument("--head", default="HEAD", help="head ref (default: HEAD)")
+    _common(review)
+    demo = sub.add_parser("demo", help="review the bundled example PR (offline)")
+    _output(demo)
+    return parser
+
+
+def _output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    parser.add_argument("--lang", choices=("both", "en", "zh"), default="both")
+    parser.add_argument("--offline", action="store_true", help="do not contact container registries")
+    parser.add_argument("--config", help="settings file (YAML) overriding label sets and other defaults")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--title", default="", help="PR title (for the consistency check)")
+    parser.add_argument("--body-file", help="file with the PR description")
+    parser.add_argument("--label", action="append", default=[], help="a PR label; repeat for several")
+    parser.add_argument("--pr-number", type=int, help="PR number (pr-link must then be this PR's URL)")
+    parser.add_argument("--pr-url", help="PR URL, when --pr-number cannot derive it from the origin remote")
+    _output(parser)
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed as one line, exit status 2."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "demo":
+            return _demo(args)
+        return _review(args)
+    except UsageError as exc:
+        print(f"prbot: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("prbot: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _review(args: argparse.Namespace) -> int:
+    from bot.local import LocalRequest, run_local
+    from bot.sources.git import GitError
+    from bot.settings import SettingsError
+
+    body = ""
+    if args.body_file:
+        try:
+            body = Path(args.body_file).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise UsageError(f"cannot read --body-file: {exc.strerror}") from None
+    request = LocalRequest(
+        repo=args.repo, base=args.base, head=args.head, title=args.title, body=body, labels=tuple(args.label),
+        pr_number=args.pr_number, pr_url=args.pr_url, offline=args.offline, config=args.config,
+    )
+    try:
+        return _emit(args, *run_local(request))
+    except (GitError, SettingsError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from bot.example import build_example
+    from bot.local import LocalRequest, run_local
+
+    with tempfile.TemporaryDirectory(prefix="prbot-demo-") as folder:
+        example = build_example(Path(folder) / "inferencex")
+        request = LocalRequest(
+            repo=str(example.path), base=example.base, head=example.head, title=example.title, body=example.body,
+            labels=example.labels, pr_number=None, pr_url=None, offline=True, config=args.config,
+        )
+        return _emit(args, *run_local(request))
+
+
+def _emit(args: argparse.Namespace, report, labels: tuple[str, str], seconds: float) -> int:  # noqa: ANN001
+    from bot.render import render_comment
+
+    started = time.perf_counter()
+    if args.format == "json":
+        sys.stdout.write(report.dumps() + "\n")
+    else:
+        sys.stdout.write(render_comment(report, lang=args.lang, base=labels[0], head=labels[1]))
+    elapsed = seconds + time.perf_counter() - started
+    print(f"prbot: {report.verdict} — {len(report.findings)} findings in {elapsed:.2f} s", file=sys.stderr)
+    return report.exit_code

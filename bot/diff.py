@@ -1,0 +1,265 @@
+"""Base vs head: which config keys changed and how, what each point will run, published sets.
+
+Reads only what a review needs through two `Snapshot`s: the master configs the PR touched (and
+only their changed entries), the recipes those entries use, runners.yaml and the changelog.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.model import layout as layout_mod
+from bot.model.changelog import ChangelogDiff, compare
+from bot.model.layout import Layout
+from bot.model.master import ConfigEntry, MasterFile, Point
+from bot.model.problems import Problem, from_yaml
+from bot.model.recipe import Recipe, Variant, parse_recipe
+from bot.model.selection import select
+from bot.sources.snapshot import Snapshot
+from bot.yamlsafe import YamlProblem, load_bytes
+
+
+@dataclass(frozen=True)
+class Run:
+    """One benchmark run: a point at one concurrency, and the variant it selects (if unique)."""
+
+    point: Point
+    concurrency: int
+    variant: Variant | None
+
+    @property
+    def ident(self) -> tuple[Any, ...]:
+        return (*self.point.topology, self.concurrency)
+
+    def settings(self) -> tuple[Any, ...]:
+        variant = self.variant.data if self.variant else None
+        return (self.point.utilization, self.point.recipe, self.point.selector, variant,
+                _point_fields(self.point.raw))
+
+
+def _point_fields(raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        return raw
+    return {k: v for k, v in raw.items() if k not in ("conc-list", "conc-start", "conc-end")}
+
+
+@dataclass
+class KeyChange:
+    """A config key whose entry or recipe changed."""
+
+    key: str
+    file: str
+    base: ConfigEntry | None
+    head: ConfigEntry | None
+    aspects: list[str] = field(default_factory=list)
+    added: list[Run] = field(default_factory=list)
+    removed: list[Run] = field(default_factory=list)
+    changed: list[Run] = field(default_factory=list)
+    unchanged: list[Run] = field(default_factory=list)
+    entry_changed: bool = True
+
+    @property
+    def line(self) -> int | None:
+        return (self.head or self.base).line if (self.head or self.base) else None
+
+    @property
+    def published_base(self) -> list[int]:
+        return self.base.published if self.base else []
+
+    @property
+    def published_head(self) -> list[int]:
+        return self.head.published if self.head else []
+
+    @property
+    def image_changed(self) -> bool:
+        return "image" in self.aspects
+
+    @property
+    def reruns(self) -> list[Run]:
+        """Runs the sweep will execute: everything when the image changed, else added + changed."""
+        if self.image_changed:
+            return self.added + self.changed + self.unchanged
+        return self.added + self.changed
+
+
+@dataclass
+class ReviewDiff:
+    """Everything the checks look at."""
+
+    layout: Layout
+    changed_files: list[str]
+    master_files: list[str]
+    keys: dict[str, KeyChange]
+    head_keys: set[str]
+    changelog: ChangelogDiff | None
+    changelog_changed: bool
+    recipes_head: dict[str, Recipe | None]
+    recipes_base: dict[str, Recipe | None]
+    runners: Any
+    runners_problem: Problem | None
+    problems: list[Problem]
+    changed_recipes: list[str] = field(default_factory=list)
+    recipe_users: dict[str, list[ConfigEntry]] = field(default_factory=dict)
+
+
+def _master(snapshot: Snapshot, path: str, layout: Layout) -> MasterFile | None:
+    data = snapshot.read(path)
+    return MasterFile(path, data, layout) if data is not None else None
+
+
+class _RecipeCache:
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.recipes: dict[str, Recipe | None] = {}
+
+    def get(self, path: str | None) -> Recipe | None:
+        if path is None:
+            return None
+        if path not in self.recipes:
+            data = self.snapshot.read(path)
+            self.recipes[path] = parse_recipe(path, data) if data is not None else None
+        return self.recipes[path]
+
+
+def runs_of(entry: ConfigEntry | None, recipes: _RecipeCache) -> list[Run]:
+    """Every (point, concurrency) of an entry with the variant it uniquely selects."""
+    if entry is None:
+        return []
+    runs = []
+    for point in entry.points:
+        recipe = recipes.get(point.recipe)
+        for conc in point.concurrencies:
+            chosen = select(recipe, point, conc) if recipe else []
+            runs.append(Run(point, conc, chosen[0] if len(chosen) == 1 else None))
+    return runs
+
+
+def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run]) -> None:
+    old = {run.ident: run for run in base_runs}
+    new = {run.ident: run for run in head_runs}
+    change.added = [run for ident, run in new.items() if ident not in old]
+    change.removed = [run for ident, run in old.items() if ident not in new]
+    for ident, run in new.items():
+        if ident in old:
+            target = change.changed if old[ident].settings() != run.settings() else change.unchanged
+            target.append(run)
+    base, head = change.base, change.head
+    aspects = change.aspects
+    if base and head and base.image != head.image:
+        aspects.append("image")
+    if change.added or change.removed:
+        aspects.append("points")
+    utilization = {r.ident: r.point.utilization for r in base_runs}
+    if any(ident in utilization and utilization[ident] != r.point.utilization for ident, r in new.items()):
+        aspects.append("utilization")
+    if any((old[i].variant.data if old[i].variant else None) != (r.variant.data if r.variant else None)
+           for i, r in new.items() if i in old):
+        aspects.append("recipe")
+    if base is None:
+        aspects.append("added")
+    elif head is None:
+        aspects.append("removed")
+    elif not aspects and change.entry_changed:
+        aspects.append("other")
+
+
+def _is_recipe(path: str, layout: Layout) -> bool:
+    return path.startswith(f"{layout.root}benchmarks/") and path.endswith((".yaml", ".yml"))
+
+
+def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewDiff:
+    """Read the changed files at both refs and work out what changed for every config key."""
+    layout = layout_mod.detect(head)
+    problems: list[Problem] = []
+    master_paths = [p for p in changed_files if layout.is_master_config(p)]
+    head_masters_all = layout_mod.master_config_paths(head, layout)
+    recipes_base, recipes_head = _RecipeCache(base), _RecipeCache(head)
+    keys: dict[str, KeyChange] = {}
+    masters_head: dict[str, MasterFile] = {}
+    head_keys: set[str] = set()
+    for path in head_masters_all:
+        master = _master(head, path, layout)
+        if master is None:
+            continue
+        masters_head[path] = master
+        head_keys.update(master.keys())
+    for path in master_paths:
+        old = _master(base, path, layout)
+        new = masters_head.get(path)
+        for master in (old, new):
+            if master is not None and master is new:
+                problems.extend(master.problems)
+        old_entries = old.entries if old else {}
+        new_entries = new.entries if new else {}
+        for key in sorted(set(old_entries) | set(new_entries), key=lambda k: (k not in new_entries, k)):
+            if key in old_entries and key in new_entries and old_entries[key].text == new_entries[key].text:
+                continue
+            before = old.entry(key) if old else None
+            after = new.entry(key) if new else None
+            if before is not None and after is not None and before.raw == after.raw:
+                continue
+            keys[key] = KeyChange(key, path, before, after)
+        if new is not None:
+            problems.extend(p for p in new.problems if p not in problems)
+    changed_recipes = [p for p in changed_files if _is_recipe(p, layout)]
+    if changed_recipes:
+        _keys_using_recipes(changed_recipes, base, masters_head, keys, layout)
+    for change in keys.values():
+        _classify(change, runs_of(change.base, recipes_base), runs_of(change.head, recipes_head))
+        if change.head is not None:
+            problems.extend(change.head.problems)
+    used = {p.recipe for c in keys.values() if c.head for p in c.head.points if p.recipe}
+    recipe_users = _recipe_users(sorted(used), masters_head)
+    runners, runners_problem = _runners(head, layout)
+    changelog_changed = layout.changelog in changed_files
+    changelog = compare(layout.changelog, base.read(layout.changelog), head.read(layout.changelog)) \
+        if changelog_changed else None
+    return ReviewDiff(layout, changed_files, master_paths, keys, head_keys, changelog, changelog_changed,
+                      recipes_head.recipes, recipes_base.recipes, runners, runners_problem, problems,
+                      changed_recipes, recipe_users)
+
+
+def _recipe_users(paths: list[str], masters: dict[str, MasterFile]) -> dict[str, list[ConfigEntry]]:
+    """Every head config entry that runs each recipe (for left-over variant detection)."""
+    users: dict[str, list[ConfigEntry]] = {path: [] for path in paths}
+    names = {posixpath.basename(p) for p in paths}
+    for master in masters.values():
+        for key, chunk in master.entries.items():
+            if chunk.text and not any(n in chunk.text for n in names):
+                continue
+            entry = master.entry(key)
+            for path in {p.recipe for p in entry.points if p.recipe in users} if entry else ():
+                users[path].append(entry)
+    return users
+
+
+def _keys_using_recipes(
+    changed: list[str], base: Snapshot, masters: dict[str, MasterFile], keys: dict[str, KeyChange], layout: Layout
+) -> None:
+    """Add unchanged config keys whose points use a recipe the PR changed."""
+    names = {posixpath.basename(p) for p in changed}
+    stems = {posixpath.basename(posixpath.dirname(p)) for p in changed}
+    base_masters: dict[str, MasterFile | None] = {}
+    for path, master in masters.items():
+        for key, chunk in master.entries.items():
+            if key in keys or not any(n in chunk.text for n in names) or not any(s in chunk.text for s in stems):
+                continue
+            entry = master.entry(key)
+            if entry is None or not any(p.recipe in changed for p in entry.points):
+                continue
+            if path not in base_masters:
+                base_masters[path] = _master(base, path, layout)
+            old = base_masters[path]
+            keys[key] = KeyChange(key, path, old.entry(key) if old else None, entry, entry_changed=False)
+
+
+def _runners(head: Snapshot, layout: Layout) -> tuple[Any, Problem | None]:
+    data = head.read(layout.runners)
+    if data is None:
+        return None, Problem("runners-missing", layout.runners, None, {"file": layout.runners})
+    try:
+        return load_bytes(data).data, None
+    except YamlProblem as exc:
+        return None, from_yaml(exc, layout.runners)

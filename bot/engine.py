@@ -1,0 +1,55 @@
+"""The review engine: two snapshots and the PR in, a Report out. No network except the registry."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+
+from bot.checks import changelog, consistency, dram, labels, recipe_selection, sweep_plan
+from bot.checks.context import CheckContext
+from bot.diff import compute
+from bot.findings import Finding, Severity, finding
+from bot.pullrequest import PullRequest
+from bot.report import Report
+from bot.settings import Settings
+from bot.sources.snapshot import Snapshot
+
+CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
+    ("recipe-selection", recipe_selection.check),
+    ("dram", dram.check),
+    ("changelog", changelog.check),
+    ("labels", labels.check),
+    ("consistency", consistency.check),
+    ("sweep-plan", sweep_plan.check),
+)
+NOT_IMPLEMENTED = ("digest", "codeowners")
+
+
+def _run_check(check_id: str, run: Callable[[CheckContext], list[Finding]], ctx: CheckContext) -> list[Finding]:
+    """A check that fails unexpectedly becomes `unverified` with the reason; the others still run."""
+    try:
+        return run(ctx)
+    except Exception as exc:  # noqa: BLE001 - one broken check must not cost the whole review
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return [finding(check_id, Severity.UNVERIFIED, "check-crashed", error=type(exc).__name__,
+                        where=f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}")]
+
+
+def review(
+    base: Snapshot,
+    head: Snapshot,
+    changed_files: list[str],
+    pr: PullRequest,
+    settings: Settings | None = None,
+) -> Report:
+    """Run every check on the difference between base and head."""
+    settings = settings or Settings()
+    diff = compute(base, head, changed_files)
+    ctx = CheckContext(diff, pr, settings)
+    findings: list[Finding] = []
+    for check_id, run in CHECKS:
+        findings += _run_check(check_id, run, ctx)
+    findings += [finding(c, Severity.UNVERIFIED, "not-implemented") for c in NOT_IMPLEMENTED]
+    published = {c.key: {"base": c.published_base, "head": c.published_head} for c in diff.keys.values()}
+    aspects = {c.key: c.aspects for c in diff.keys.values()}
+    return Report(findings, published, sweep_plan.plan(ctx), aspects)

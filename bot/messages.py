@@ -1,0 +1,88 @@
+"""The bilingual message catalog: `templates/messages/*.yaml`, one jinja template per language.
+
+Each catalog entry is `message-id: {en: "...", zh: "..."}`. Values passed in are rendered as plain
+text for the JSON report, or through the markdown escapes of `bot.textsafe` for the comment, so
+the same catalog serves both. Filters available inside messages: `code` (an inline code span in
+markdown, the bare value in plain text), `num` (thousands separators), `items` (comma-joined;
+`items(as_code=True)` puts each item in a code span).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+import jinja2
+import yaml
+
+from bot import textsafe
+from bot.resources import template_dir
+
+LANGS = ("en", "zh")
+
+
+class Safe(str):
+    """Text that is already escaped for the target format and must not be escaped again."""
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:,}"
+
+
+def _environment(markdown: bool) -> jinja2.Environment:
+    escape = textsafe.md_text if markdown else textsafe.plain
+
+    def finalize(value: Any) -> str:
+        if isinstance(value, Safe):
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        return escape(value)
+
+    def code(value: Any) -> Safe:
+        return Safe(textsafe.md_code(value) if markdown else textsafe.plain(value))
+
+    def join(values: Iterable[Any], sep: str = ", ", as_code: bool = False) -> Safe:
+        parts = [code(v) if as_code else Safe(finalize(v)) for v in values]
+        return Safe(sep.join(parts))
+
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined, finalize=finalize, autoescape=False, keep_trailing_newline=False
+    )
+    env.filters.update(code=code, num=lambda v: Safe(_num(v)), items=join)
+    return env
+
+
+@cache
+def catalog() -> dict[str, dict[str, str]]:
+    """All message templates, merged from every catalog file."""
+    merged: dict[str, dict[str, str]] = {}
+    for path in sorted((template_dir() / "messages").glob("*.yaml")):
+        entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for message_id, texts in entries.items():
+            if message_id in merged:
+                raise ValueError(f"message id {message_id!r} is defined twice (second time in {path.name})")
+            missing = [lang for lang in LANGS if not texts.get(lang)]
+            if missing:
+                raise ValueError(f"message {message_id!r} in {path.name} lacks {', '.join(missing)}")
+            merged[message_id] = texts
+    return merged
+
+
+@cache
+def _compiled(message_id: str, lang: str, markdown: bool) -> jinja2.Template:
+    return _environment(markdown).from_string(catalog()[message_id][lang].strip())
+
+
+def require(message_id: str) -> None:
+    """Fail fast (a programming error) when code names a message the catalog does not have."""
+    if message_id not in catalog():
+        raise KeyError(f"message {message_id!r} is not in templates/messages/")
+
+
+def render(message_id: str, lang: str, params: Mapping[str, Any], *, markdown: bool = False) -> str:
+    """One message in one language, as plain text (JSON) or escaped markdown (comment)."""
+    return _compiled(message_id, lang, markdown).render(**params)

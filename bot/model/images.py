@@ -1,0 +1,43 @@
+"""Container images: tags named by master configs and digests pinned by recipes."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PIN_RE = re.compile(r"^(?P<repo>[^@\s]+)@(?P<digest>sha256:[0-9a-f]{64})$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A `repo@sha256:…` string found in a recipe."""
+
+    repository: str
+    digest: str
+    file: str
+    line: int | None
+    yaml_path: str
+
+
+@dataclass(frozen=True)
+class ImageUse:
+    """One changed config key together with one recipe it runs: what the digest check compares."""
+
+    config_key: str
+    image_base: str | None
+    image_head: str | None
+    recipe_path: str
+    pins_base: tuple[Pin, ...]
+    pins_head: tuple[Pin, ...]
+
+
+def split_image(reference: str) -> tuple[str, str | None]:
+    """`repo:tag` → (repo, tag); a `host:port/repo` without tag keeps its port in the repo."""
+    name, _, digest = reference.partition("@")
+    if digest:
+        return name, None
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    if colon > slash:
+        return name[:colon], name[colon + 1 :]
+    return name, None

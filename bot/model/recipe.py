@@ -1,0 +1,184 @@
+"""srt-slurm recipes: variants (base deep-merged with each override), their selectors, and pins.
+
+A recipe is flat (one variant, `base`) or a bundle: `base:` plus `override_<name>:` variants and
+`zip_override_<name>:` blocks whose list-valued leaves are zipped into variants
+`zip_override_<name>[i]`. Merging: mappings merge recursively, anything else replaces, and an
+explicit `null` deletes the key. Anchors and `<<:` merge keys are resolved by the YAML loader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.model.images import PIN_RE, Pin
+from bot.model.problems import Problem, from_yaml
+from bot.yamlsafe import LineDict, YamlProblem, decode, load
+
+MAX_ZIP_VARIANTS = 512
+ROLE_NAMES = ("agg", "prefill")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One runnable configuration of a recipe."""
+
+    name: str
+    data: dict[str, Any]
+    line: int | None
+    layers: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def env(self) -> dict[str, Any]:
+        """`benchmark.env`: where a variant states the matrix points it serves."""
+        bench = self.data.get("benchmark")
+        env = bench.get("env") if isinstance(bench, dict) else None
+        return env if isinstance(env, dict) else {}
+
+    @property
+    def role(self) -> dict[str, Any]:
+        """The serving role: `roles.agg`, or the prefill worker of a disaggregated recipe."""
+        roles = self.data.get("roles")
+        if isinstance(roles, dict):
+            for name in ROLE_NAMES:
+                if isinstance(roles.get(name), dict):
+                    return roles[name]
+        return {}
+
+    def setting(self, name: str) -> tuple[Any, tuple[str, ...] | None]:
+        """An environment setting looked up in `benchmark.env`, then in the role's `env`."""
+        if name in self.env:
+            return self.env[name], ("benchmark", "env", name)
+        role_env = self.role.get("env")
+        if isinstance(role_env, dict) and name in role_env:
+            return role_env[name], ("roles", self._role_name(), "env", name)
+        return None, None
+
+    def _role_name(self) -> str:
+        roles = self.data.get("roles")
+        if isinstance(roles, dict):
+            for name in ROLE_NAMES:
+                if isinstance(roles.get(name), dict):
+                    return name
+        return "agg"
+
+    def line_of(self, path: tuple[str, ...]) -> int | None:
+        """The source line that gives this variant its value at `path` (override first, then base)."""
+        for layer in self.layers:
+            node = layer
+            for part in path[:-1]:
+                node = node.get(part) if isinstance(node, dict) else None
+            if isinstance(node, LineDict) and path[-1] in node:
+                return node.line_of(path[-1])
+        return None
+
+
+@dataclass
+class Recipe:
+    """A parsed recipe file."""
+
+    path: str
+    variants: dict[str, Variant]
+    pins: list[Pin]
+    lines: list[str]
+    problems: list[Problem]
+    is_bundle: bool = False
+
+    def candidates(self, selector: str | None) -> list[Variant]:
+        """Variants a point may select: the named one, or every override (or the flat base)."""
+        if selector:
+            return [self.variants[selector]] if selector in self.variants else []
+        if self.is_bundle:
+            return [v for name, v in self.variants.items() if name != "base"]
+        return list(self.variants.values())
+
+    def source_line(self, line: int | None) -> str | None:
+        if line is None or not (1 <= line <= len(self.lines)):
+            return None
+        return self.lines[line - 1]
+
+
+def merge(base: Any, override: Any) -> Any:
+    """Deep merge: mappings recursively, anything else replaces, explicit null deletes."""
+    if not isinstance(base, dict) or not isinstance(override, dict):
+        return override
+    merged = dict(base)
+    for key, value in override.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _zip_length(node: Any) -> set[int]:
+    if isinstance(node, dict):
+        return set().union(*(_zip_length(v) for v in node.values())) if node else set()
+    if isinstance(node, list):
+        return {len(node)}
+    return set()
+
+
+def _zip_pick(node: Any, index: int) -> Any:
+    if isinstance(node, dict):
+        picked = LineDict({k: _zip_pick(v, index) for k, v in node.items()})
+        picked.lines = getattr(node, "lines", {})
+        return picked
+    if isinstance(node, list):
+        return node[index]
+    return node
+
+
+def _find_pins(node: Any, path: str, file: str, pins: list[Pin], line: int | None = None) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _find_pins(value, f"{path}.{key}" if path else str(key), file, pins, getattr(node, "lines", {}).get(key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            _find_pins(value, f"{path}[{index}]", file, pins, line)
+    elif isinstance(node, str):
+        match = PIN_RE.match(node.strip())
+        if match:
+            pins.append(Pin(match["repo"], match["digest"], file, line, path))
+
+
+def parse_recipe(path: str, data: bytes) -> Recipe:
+    """Parse recipe bytes into variants; problems (YAML errors, bad zips) are collected, not raised."""
+    problems: list[Problem] = []
+    try:
+        text = decode(data)
+        loaded = load(text)
+    except YamlProblem as exc:
+        return Recipe(path, {}, [], [], [from_yaml(exc, path)])
+    lines = text.splitlines()
+    doc = loaded.data
+    if not isinstance(doc, dict):
+        return Recipe(path, {}, [], lines, [Problem("recipe-not-mapping", path, 1, {"file": path})])
+    for dup in loaded.duplicates:
+        problems.append(Problem("recipe-duplicate-key", path, dup.line, {"key": dup.key, "first_line": dup.first_line}))
+    pins: list[Pin] = []
+    _find_pins(doc, "", path, pins)
+    overrides = [k for k in doc if isinstance(k, str) and (k.startswith("override_") or k.startswith("zip_override_"))]
+    if "base" not in doc and not overrides:
+        return Recipe(path, {"base": Variant("base", doc, 1, (doc,))}, pins, lines, problems)
+    base = doc.get("base") if isinstance(doc.get("base"), dict) else LineDict()
+    variants: dict[str, Variant] = {"base": Variant("base", base, doc.lines.get("base"), (base,))}
+    for name in overrides:
+        override = doc[name]
+        line = doc.lines.get(name)
+        if not isinstance(override, dict):
+            problems.append(Problem("recipe-variant-not-mapping", path, line, {"variant": name}))
+            continue
+        if name.startswith("override_"):
+            variants[name] = Variant(name, merge(base, override), line, (override, base))
+            continue
+        lengths = _zip_length(override)
+        if len(lengths) > 1 or not lengths or max(lengths) > MAX_ZIP_VARIANTS:
+            problems.append(Problem("recipe-bad-zip", path, line, {"variant": name, "lengths": sorted(lengths)}))
+            continue
+        for index in range(lengths.pop()):
+            picked = _zip_pick(override, index)
+            variants[f"{name}[{index}]"] = Variant(f"{name}[{index}]", merge(base, picked), line, (picked, base))
+    return Recipe(path, variants, pins, lines, problems, is_bundle=True)

@@ -1,0 +1,54 @@
+"""Runner hardware from `configs/runners.yaml` (current `clusters:` layout and older `hardware:`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What the DRAM check needs to know about the machines a runner label schedules on."""
+
+    name: str
+    gpus_per_node: int | None
+    available_mib: int | None
+    line: int | None
+
+
+def _number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.replace("_", "").isdigit():
+        return int(value.replace("_", ""))
+    return None
+
+
+def lookup(runners: Any, runner: str) -> Hardware | None:
+    """Hardware of a master-config runner label, or None when runners.yaml has no record of it.
+
+    `cluster:<name>` refers to `clusters.<name>`; the older layout keys `hardware:` by the label.
+    """
+    if not isinstance(runners, dict):
+        return None
+    record = None
+    name = runner
+    clusters = runners.get("clusters")
+    if runner.startswith("cluster:") and isinstance(clusters, dict):
+        name = runner.removeprefix("cluster:")
+        record = clusters.get(name)
+        lines = getattr(clusters, "lines", {})
+    if record is None and isinstance(runners.get("hardware"), dict):
+        record = runners["hardware"].get(runner)
+        lines = getattr(runners["hardware"], "lines", {})
+        name = runner
+    if not isinstance(record, dict):
+        return None
+    return Hardware(
+        name=name,
+        gpus_per_node=_number(record.get("gpus-per-node")),
+        available_mib=_number(record.get("available-cpu-dram-mib")),
+        line=lines.get(name) if isinstance(lines, dict) else None,
+    )

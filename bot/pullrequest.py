@@ -1,0 +1,26 @@
+"""What the review knows about the pull request itself (local mode fills it from flags)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A PR comment or review body, for the CODEOWNERS sign-off."""
+
+    author: str
+    body: str
+    created_at: str
+    association: str = "NONE"
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    title: str = ""
+    body: str = ""
+    labels: tuple[str, ...] = ()
+    number: int | None = None
+    url: str | None = None
+    author: str | None = None
+    comments: tuple[Comment, ...] = field(default=())

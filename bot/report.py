@@ -1,0 +1,47 @@
+"""The review's result: findings, verdict, exit code and the JSON report of DESIGN.md §3."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.findings import CHECK_IDS, Finding, Severity
+
+SEVERITY_ORDER = list(Severity)
+EXIT_CLEAN, EXIT_BLOCKING, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    published_sets: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    sweep_plan: dict[str, Any] = field(default_factory=dict)
+    changed_keys: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.findings.sort(key=lambda f: (SEVERITY_ORDER.index(f.severity), CHECK_IDS.index(f.check)))
+
+    def of(self, severity: Severity) -> list[Finding]:
+        return [f for f in self.findings if f.severity is severity]
+
+    @property
+    def verdict(self) -> str:
+        if self.of(Severity.BLOCKING):
+            return "blocking"
+        return "warnings" if self.of(Severity.WARNING) else "clean"
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_BLOCKING if self.verdict == "blocking" else EXIT_CLEAN
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "findings": [f.to_json() for f in self.findings],
+            "published_sets": self.published_sets,
+            "sweep_plan": self.sweep_plan,
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, indent=2, default=str)

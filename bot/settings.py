@@ -1,0 +1,49 @@
+"""Review settings: label sets, durations and limits, with defaults for InferenceX.
+
+A repository may override them with a small YAML file (the action's `config` input, e.g.
+`.github/prbot.yml`, read at the base ref) whose keys mirror the field names with dashes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from bot.yamlsafe import YamlProblem, load_bytes
+
+
+class SettingsError(Exception):
+    """The settings file is not valid; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    primary_labels: tuple[str, ...] = ("full-sweep-fail-fast", "full-sweep-enabled", "non-canary-full-sweep-enabled")
+    recommended_label: str = "full-sweep-fail-fast"
+    modifier_labels: tuple[str, ...] = ("all-evals", "evals-only", "agentx-fast")
+    eval_modifiers: tuple[str, ...] = ("all-evals", "evals-only")
+    agentic_duration_s: int = 3600
+    repository_url: str | None = None
+    core_team: tuple[str, ...] = field(default=())
+    signoff_phrase: str = "As a PR reviewer and CODEOWNER, I have reviewed this and have"
+
+    @classmethod
+    def from_yaml(cls, data: bytes) -> Settings:
+        try:
+            raw = load_bytes(data).data or {}
+        except YamlProblem as exc:
+            raise SettingsError(f"settings file: {exc.detail}") from None
+        if not isinstance(raw, dict):
+            raise SettingsError("settings file: the top level must be a mapping")
+        known = {f.name.replace("_", "-"): f for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, value in raw.items():
+            spec = known.get(str(key))
+            if spec is None:
+                raise SettingsError(f"settings file: unknown setting {key!r}")
+            if isinstance(value, list):
+                if not all(isinstance(v, str) for v in value):
+                    raise SettingsError(f"settings file: {key} must be a list of strings")
+                value = tuple(value)
+            values[spec.name] = value
+        return cls(**values)

@@ -1,0 +1,1 @@
+"""Where file contents come from: local git refs or the GitHub API; and the OCI registry."""

@@ -1,0 +1,536 @@
+"""OCI distribution client: which manifest digests does an image tag name right now?
+
+The only module that talks to container registries. It resolves `repo:tag` references to the
+tag's manifest digest and, for an image index / manifest list, the digests of its per-platform
+child manifests. It never judges: `bot.checks.digest` compares the answers with recipe pins.
+
+Credentials come from the environment (see docs/registry.md) and never appear in a message,
+an exception, a log line or a repr.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Collection, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
+
+import httpx
+
+log = logging.getLogger(__name__)
+
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
+INDEX_TYPES = frozenset((OCI_INDEX, DOCKER_LIST))
+
+DOCKER_HUB = "registry-1.docker.io"
+_HUB_ALIASES = frozenset(("docker.io", "index.docker.io", DOCKER_HUB))
+ENV_INSECURE = "PRBOT_INSECURE_REGISTRIES"
+ENV_USERNAME = "PRBOT_REGISTRY_USERNAME"
+ENV_PASSWORD = "PRBOT_REGISTRY_PASSWORD"
+ENV_CREDENTIALS = "PRBOT_REGISTRY_CREDENTIALS"
+ANY_HOST = "*"
+
+STATUSES = ("ok", "not_found", "unreachable", "timeout", "rate_limited", "auth_refused", "error")
+_NOT_FOUND_CODES = frozenset(("MANIFEST_UNKNOWN", "NAME_UNKNOWN", "TAG_UNKNOWN", "BLOB_UNKNOWN"))
+_MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+_MAX_MESSAGE_CHARS = 200
+_MAX_RETRY_AFTER = 2.0
+_GRACE_SECONDS = 1.0
+
+_HOST_RE = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?", re.ASCII
+)
+_REPO_RE = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*")
+_TAG_RE = re.compile(r"\w[\w.-]{0,127}", re.ASCII)
+_DIGEST_RE = re.compile(r"[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-f0-9]{32,}")
+_CHALLENGE_PARAM = re.compile(r'(\w+)\s*=\s*(?:"([^"]*)"|([^\s,]+))')
+
+
+# ---------------------------------------------------------------- references
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """A parsed image reference. `tag` is a tag or, for `repo@sha256:…`, that digest."""
+
+    registry_host: str
+    repository: str
+    tag: str
+    scheme: str
+
+    def __str__(self) -> str:
+        separator = "@" if ":" in self.tag else ":"
+        return f"{self.registry_host}/{self.repository}{separator}{self.tag}"
+
+    @property
+    def manifest_url(self) -> str:
+        return f"{self.scheme}://{self.registry_host}/v2/{self.repository}/manifests/{self.tag}"
+
+
+def _split_host(host: str) -> tuple[str, str | None]:
+    """`host:port` → (host, port); understands bracketed IPv6 literals."""
+    if host.startswith("["):
+        end = host.find("]")
+        rest = host[end + 1 :]
+        return host[1:end], rest[1:] if rest.startswith(":") else None
+    name, _, port = host.partition(":")
+    return name, port or None
+
+
+def _is_loopback(hostname: str) -> bool:
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
+
+
+def _normalize_host(host: str) -> str:
+    host = host.lower()
+    return DOCKER_HUB if host in _HUB_ALIASES else host
+
+
+def scheme_for(host: str, insecure_hosts: Collection[str] = ()) -> str:
+    """Plain HTTP for loopback hosts with a port (as Docker does) and listed insecure hosts."""
+    hostname, port = _split_host(host)
+    if (port and _is_loopback(hostname)) or host in insecure_hosts or hostname in insecure_hosts:
+        return "http"
+    return "https"
+
+
+def parse_reference(reference: str, insecure_hosts: Collection[str] = ()) -> ImageRef:
+    """Parse `[host[:port]/]repo[:tag][@digest]` (also enroot's `host#repo`) with Docker Hub defaults.
+
+    Raises ValueError for anything that is not a well-formed reference.
+    """
+    text = reference.strip()
+    name, _, digest = text.partition("@")
+    if "#" in name:
+        host, _, path = name.partition("#")
+    else:
+        first, slash, rest = name.partition("/")
+        is_host = slash and ("." in first or ":" in first or first == "localhost")
+        host, path = (first, rest) if is_host else ("", name)
+    tag = "latest"
+    last_slash = path.rfind("/")
+    colon = path.rfind(":")
+    if colon > last_slash:
+        path, tag = path[:colon], path[colon + 1 :]
+    host = _normalize_host(host) if host else DOCKER_HUB
+    if host == DOCKER_HUB and "/" not in path:
+        path = f"library/{path}"
+    if not _HOST_RE.fullmatch(host) or not _REPO_RE.fullmatch(path) or not _TAG_RE.fullmatch(tag):
+        raise ValueError(f"not an image reference: {reference!r}")
+    if digest:
+        if not _DIGEST_RE.fullmatch(digest):
+            raise ValueError(f"not an image digest: {digest!r}")
+        tag = digest
+    normalized_insecure = {_normalize_host(h) for h in insecure_hosts}
+    return ImageRef(host, path, tag, scheme_for(host, normalized_insecure))
+
+
+def normalized_repository(name: str) -> str:
+    """`host/repository` for comparing repositories; any tag or digest in `name` is ignored."""
+    ref = parse_reference(name)
+    return f"{ref.registry_host}/{ref.repository}"
+
+
+# ---------------------------------------------------------------- credentials
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """A username and password (or token) for one registry; the secret is kept out of repr."""
+
+    username: str
+    password: str = field(repr=False)
+
+
+def credentials_from_env(environ: Mapping[str, str]) -> dict[str, Credentials]:
+    """Per-host credentials from `PRBOT_REGISTRY_CREDENTIALS` plus a `*` entry from the global pair."""
+    found: dict[str, Credentials] = {}
+    user, password = environ.get(ENV_USERNAME), environ.get(ENV_PASSWORD)
+    if user and password:
+        found[ANY_HOST] = Credentials(user, password)
+    raw = environ.get(ENV_CREDENTIALS, "").strip()
+    if not raw:
+        return found
+    try:
+        table = json.loads(raw)
+    except ValueError:
+        table = None
+    if not isinstance(table, dict):
+        log.warning("%s is not a JSON object of host → {username, password}; ignored", ENV_CREDENTIALS)
+        return found
+    for host, entry in table.items():
+        if isinstance(entry, dict) and entry.get("username") and entry.get("password"):
+            found[_normalize_host(str(host))] = Credentials(str(entry["username"]), str(entry["password"]))
+        else:
+            log.warning("%s: entry for %s lacks username/password; ignored", ENV_CREDENTIALS, host)
+    return found
+
+
+def insecure_from_env(environ: Mapping[str, str]) -> set[str]:
+    """Hosts named in `PRBOT_INSECURE_REGISTRIES` (comma-separated)."""
+    return {h.strip().lower() for h in environ.get(ENV_INSECURE, "").split(",") if h.strip()}
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class TagResolution:
+    """What the registry said about one reference."""
+
+    reference: str
+    status: str
+    digest: str | None = None
+    children: tuple[tuple[str, str], ...] = ()
+    message: str | None = None
+
+
+class _Failure(Exception):
+    """A lookup ended without an answer; carries the resolution status and a secret-free reason."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """An HTTP answer whose body (if needed) has been read within the size and time limits."""
+
+    status: int
+    reason: str
+    headers: httpx.Headers
+    body: bytes
+
+    def json(self) -> object:
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+    def errors(self) -> list[dict]:
+        """The registry's `errors[]` entries, if the body has any."""
+        data = self.json()
+        errors = data.get("errors") if isinstance(data, dict) else None
+        return [e for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
+
+    def message(self) -> str:
+        """The registry's own `errors[].message` text, or the HTTP status."""
+        texts = [str(e.get("message") or e.get("code")) for e in self.errors()]
+        return "; ".join(texts) or f"HTTP {self.status} {self.reason}".strip()
+
+    def digest(self) -> str | None:
+        value = self.headers.get("Docker-Content-Digest", "").strip()
+        return value if _DIGEST_RE.fullmatch(value) else None
+
+    def media_type(self) -> str:
+        return self.headers.get("Content-Type", "").split(";")[0].strip()
+
+
+def _classify(reply: _Reply) -> _Failure:
+    """A non-200 manifest answer as a failure with its status."""
+    codes = {str(e.get("code")) for e in reply.errors()}
+    text = reply.message()
+    if reply.status == 404 or codes & _NOT_FOUND_CODES:
+        return _Failure("not_found", text)
+    if reply.status in (401, 403) or codes & {"DENIED", "UNAUTHORIZED"}:
+        return _Failure("auth_refused", text)
+    if reply.status == 429 or "TOOMANYREQUESTS" in codes:
+        return _Failure("rate_limited", text)
+    return _Failure("error", text if text.startswith("HTTP") else f"HTTP {reply.status}: {text}")
+
+
+def _parse_challenge(header: str) -> tuple[str, dict[str, str]]:
+    """`Bearer realm="…",service="…"` → ("bearer", {"realm": …, "service": …})."""
+    scheme, _, rest = header.strip().partition(" ")
+    params = {m[1].lower(): m[2] if m[2] is not None else m[3] for m in _CHALLENGE_PARAM.finditer(rest)}
+    return scheme.lower(), params
+
+
+def _basic(credentials: Credentials) -> str:
+    pair = f"{credentials.username}:{credentials.password}".encode()
+    return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+def _platform(entry: dict) -> str:
+    platform = entry.get("platform") or {}
+    parts = [platform.get("os") or "unknown", platform.get("architecture") or "unknown"]
+    if platform.get("variant"):
+        parts.append(platform["variant"])
+    return "/".join(str(p) for p in parts)
+
+
+# ---------------------------------------------------------------- client
+
+
+class RegistryClient:
+    """Resolves image tags against OCI registries, concurrently, within a total time budget.
+
+    One client serves one review: answers are cached for its lifetime and the budget counts from
+    the first lookup. Use it as a context manager, or call `close()`.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 5.0,
+        budget: float = 20.0,
+        max_workers: int = 8,
+        retry_backoff: float = 0.5,
+        insecure_hosts: Iterable[str] = (),
+        credentials: Mapping[str, Credentials] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        env = os.environ if environ is None else environ
+        self._timeout = timeout
+        self._budget = budget
+        self._max_workers = max_workers
+        self._backoff = retry_backoff
+        self._insecure = {_normalize_host(h) for h in (*insecure_hosts, *insecure_from_env(env))}
+        self._credentials = dict(credentials_from_env(env) if credentials is None else credentials)
+        self._secrets = {c.password for c in self._credentials.values()}
+        self._http = httpx.Client(follow_redirects=True, headers={"User-Agent": "prbot-registry/1"})
+        self._lock = threading.Lock()
+        self._cache: dict[ImageRef, TagResolution] = {}
+        self._auth: dict[tuple[str, str], str] = {}
+        self._deadline: float | None = None
+
+    def __repr__(self) -> str:
+        return f"RegistryClient(hosts_with_credentials={len(self._credentials)}, budget={self._budget})"
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- public
+
+    def resolve_many(self, references: Iterable[str]) -> dict[str, TagResolution]:
+        """Resolve each distinct reference once; the result is keyed by the reference as given."""
+        if self._deadline is None:
+            self._deadline = time.monotonic() + self._budget
+        results: dict[str, TagResolution] = {}
+        todo: dict[ImageRef, list[str]] = {}
+        for reference in dict.fromkeys(references):
+            try:
+                ref = parse_reference(reference, self._insecure)
+            except ValueError as exc:
+                results[reference] = TagResolution(reference, "error", message=str(exc))
+                continue
+            with self._lock:
+                cached = self._cache.get(ref)
+            if cached is not None:
+                results[reference] = replace(cached, reference=reference)
+            else:
+                todo.setdefault(ref, []).append(reference)
+        if todo:
+            for ref, resolution in self._run(list(todo)).items():
+                with self._lock:
+                    self._cache[ref] = resolution
+                for reference in todo[ref]:
+                    results[reference] = replace(resolution, reference=reference)
+        return results
+
+    # -- orchestration
+
+    def _run(self, refs: list[ImageRef]) -> dict[ImageRef, TagResolution]:
+        pool = ThreadPoolExecutor(max_workers=max(1, min(self._max_workers, len(refs))))
+        futures = {pool.submit(self._resolve, ref): ref for ref in refs}
+        wait(futures, timeout=self._remaining() + _GRACE_SECONDS)
+        pool.shutdown(wait=False, cancel_futures=True)
+        answers: dict[ImageRef, TagResolution] = {}
+        for future, ref in futures.items():
+            if not future.done() or future.cancelled():
+                answers[ref] = self._failed(ref, _Failure("timeout", self._budget_message()))
+            elif future.exception() is not None:
+                failure = _Failure("error", f"lookup failed: {type(future.exception()).__name__}")
+                answers[ref] = self._failed(ref, failure)
+            else:
+                answers[ref] = future.result()
+        return answers
+
+    def _failed(self, ref: ImageRef, failure: _Failure) -> TagResolution:
+        return TagResolution(str(ref), failure.status, message=self._redact(failure.message))
+
+    def _remaining(self) -> float:
+        deadline = self._deadline if self._deadline is not None else time.monotonic() + self._budget
+        return max(0.0, deadline - time.monotonic())
+
+    def _budget_message(self) -> str:
+        return f"the registry time budget of {self._budget:g} s was used up"
+
+    def _redact(self, text: str) -> str:
+        with self._lock:
+            secrets = sorted(self._secrets, key=len, reverse=True)
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        return text[:_MAX_MESSAGE_CHARS]
+
+    # -- one lookup
+
+    def _resolve(self, ref: ImageRef) -> TagResolution:
+        try:
+            resolution = self._lookup(ref)
+        except _Failure as failure:
+            resolution = self._failed(ref, failure)
+        log.info("registry lookup %s → %s", ref, resolution.status)
+        return resolution
+
+    def _lookup(self, ref: ImageRef) -> TagResolution:
+        """HEAD the manifest; GET it too when the digest is missing or the children are needed."""
+        head = self._send("HEAD", ref)
+        digest = head.digest() if head.status == 200 else None
+        if digest and head.media_type() and head.media_type() not in INDEX_TYPES:
+            return TagResolution(str(ref), "ok", digest=digest)
+        if head.status in (401, 403, 429) or head.status >= 500:
+            raise _classify(head)
+        got = self._send("GET", ref)
+        if got.status != 200:
+            raise _classify(got)
+        manifest = got.json()
+        if not isinstance(manifest, dict):
+            raise _Failure("error", "the registry returned a manifest that is not a JSON object")
+        digest = digest or got.digest() or "sha256:" + hashlib.sha256(got.body).hexdigest()
+        entries = manifest.get("manifests")
+        children = tuple(
+            (str(e["digest"]), _platform(e))
+            for e in (entries if isinstance(entries, list) else [])
+            if isinstance(e, dict) and e.get("digest")
+        )
+        return TagResolution(str(ref), "ok", digest=digest, children=children)
+
+    # -- HTTP with auth and retry
+
+    def _send(self, method: str, ref: ImageRef) -> _Reply:
+        """One manifest request, answering a 401 challenge once (Bearer token or Basic)."""
+        key = (ref.registry_host, ref.repository)
+        headers = {"Accept": ACCEPT}
+        with self._lock:
+            authorization = self._auth.get(key)
+        if authorization:
+            headers["Authorization"] = authorization
+        reply = self._request(method, ref.manifest_url, ref.registry_host, headers)
+        if reply.status != 401 or authorization:
+            return reply
+        authorization = self._authorize(ref, reply.headers.get("WWW-Authenticate", ""))
+        with self._lock:
+            self._auth[key] = authorization
+        headers["Authorization"] = authorization
+        reply = self._request(method, ref.manifest_url, ref.registry_host, headers)
+        if reply.status in (401, 403):
+            raise _Failure("auth_refused", f"{ref.registry_host} refused access: {reply.message()}")
+        return reply
+
+    def _authorize(self, ref: ImageRef, challenge: str) -> str:
+        """The Authorization header value that answers the registry's challenge."""
+        scheme, params = _parse_challenge(challenge)
+        credentials = self._credentials.get(ref.registry_host) or self._credentials.get(ANY_HOST)
+        if scheme == "basic":
+            if credentials is None:
+                raise _Failure("auth_refused", f"{ref.registry_host} requires a login and none is configured")
+            return _basic(credentials)
+        if scheme != "bearer" or not params.get("realm"):
+            raise _Failure("auth_refused", f"{ref.registry_host} asked for an unsupported authentication")
+        return "Bearer " + self._token(ref, params, credentials)
+
+    def _token(self, ref: ImageRef, params: dict[str, str], credentials: Credentials | None) -> str:
+        """Fetch a pull token from the challenge's realm (with the login, when one is configured)."""
+        realm = urlsplit(params["realm"])
+        realm_host = realm.netloc.rpartition("@")[2]
+        if realm.scheme != "https" and scheme_for(realm_host, self._insecure) != "http":
+            raise _Failure("auth_refused", f"{ref.registry_host} named a token service that is not HTTPS")
+        query = {"scope": params.get("scope") or f"repository:{ref.repository}:pull"}
+        if params.get("service"):
+            query["service"] = params["service"]
+        url = str(httpx.URL(params["realm"]).copy_merge_params(query))
+        headers = {"Authorization": _basic(credentials)} if credentials else {}
+        reply = self._request("GET", url, realm_host, headers, read_body=True)
+        if reply.status == 429 or reply.status >= 500:
+            raise _classify(reply)
+        if reply.status != 200:
+            raise _Failure("auth_refused", f"the token service refused: {reply.message()}")
+        body = reply.json()
+        token = (body.get("token") or body.get("access_token")) if isinstance(body, dict) else None
+        if not isinstance(token, str) or not token:
+            raise _Failure("auth_refused", "the token service answered without a token")
+        with self._lock:
+            self._secrets.add(token)
+        return token
+
+    def _request(
+        self, method: str, url: str, host: str, headers: Mapping[str, str], *, read_body: bool | None = None
+    ) -> _Reply:
+        """Send with a deadline-clipped timeout and one retry (with backoff) on timeouts, 5xx and 429."""
+        for attempt in (1, 2):
+            timeout = min(self._timeout, self._remaining())
+            if timeout <= 0:
+                raise _Failure("timeout", self._budget_message())
+            request = self._http.build_request(method, url, headers=headers, timeout=timeout)
+            try:
+                response = self._http.send(request, stream=True)
+                try:
+                    wanted = method == "GET" if read_body is None else read_body
+                    body = self._read(response) if wanted or response.status_code >= 400 else b""
+                finally:
+                    response.close()
+            except httpx.TimeoutException:
+                if attempt == 1 and self._pause(None):
+                    continue
+                raise _Failure("timeout", f"{host} did not answer within {timeout:.1f} s") from None
+            except httpx.ConnectError as exc:
+                raise _Failure("unreachable", f"cannot connect to {host}: {exc}") from None
+            except httpx.HTTPError as exc:
+                raise _Failure("error", f"{host}: {type(exc).__name__}") from None
+            log.debug("registry %s %s → %s", method, request.url.copy_with(query=None), response.status_code)
+            reply = _Reply(response.status_code, response.reason_phrase, response.headers, body)
+            transient = reply.status == 429 or reply.status >= 500
+            if transient and attempt == 1 and self._pause(reply.headers.get("Retry-After")):
+                continue
+            return reply
+        raise AssertionError("not reached")
+
+    def _read(self, response: httpx.Response) -> bytes:
+        """The body, bounded in size and by the deadline."""
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > _MAX_MANIFEST_BYTES:
+                raise _Failure("error", "the registry's answer is larger than 4 MiB")
+            if self._remaining() <= 0:
+                raise _Failure("timeout", self._budget_message())
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _pause(self, retry_after: str | None) -> bool:
+        """Sleep before the single retry; False when the budget cannot afford it."""
+        delay = self._backoff
+        if retry_after and retry_after.isascii() and retry_after.strip().isdigit():
+            delay = max(delay, min(float(retry_after), _MAX_RETRY_AFTER))
+        if delay >= self._remaining():
+            return False
+        time.sleep(delay)
+        return True

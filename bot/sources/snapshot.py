@@ -1,0 +1,22 @@
+"""The read-only view of a repository at one ref that the engine reviews."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Snapshot(Protocol):
+    """Files of a repository at one ref. Implementations never check out or execute anything."""
+
+    @property
+    def label(self) -> str:
+        """A short name for messages: the ref or SHA."""
+        ...
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes, or None when it does not exist at this ref."""
+        ...
+
+    def list_files(self, prefix: str) -> list[str]:
+        """Paths of all files under `prefix` (a folder path ending in '/', or '' for all)."""
+        ...
