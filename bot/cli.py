@@ -14,7 +14,9 @@ EXIT_ERROR = 2
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="prbot", description="Deterministic review of benchmark-config PRs.")
+    parser = argparse.ArgumentParser(
+        prog="prbot", description="Deterministic review of benchmark-config PRs."
+    )
     parser.add_argument("--version", action="version", version=f"prbot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     review = sub.add_parser("review", help="review the difference between two git refs of a local repository")
@@ -24,6 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     _common(review)
     demo = sub.add_parser("demo", help="review the bundled example PR (offline)")
     _output(demo)
+    sub.add_parser("action", help="run as a GitHub Action (reads the standard GITHUB_* environment)")
     return parser
 
 
@@ -52,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return _demo(args)
+        if args.command == "action":
+            from bot.action import run_action
+
+            return run_action()
         return _review(args)
     except UsageError as exc:
         print(f"prbot: {exc}", file=sys.stderr)
@@ -63,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _review(args: argparse.Namespace) -> int:
     from bot.local import LocalRequest, run_local
-    from bot.sources.git import GitError
     from bot.settings import SettingsError
+    from bot.sources.git import GitError
 
     body = ""
     if args.body_file:
@@ -73,8 +80,16 @@ def _review(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"cannot read --body-file: {exc.strerror}") from None
     request = LocalRequest(
-        repo=args.repo, base=args.base, head=args.head, title=args.title, body=body, labels=tuple(args.label),
-        pr_number=args.pr_number, pr_url=args.pr_url, offline=args.offline, config=args.config,
+        repo=args.repo,
+        base=args.base,
+        head=args.head,
+        title=args.title,
+        body=body,
+        labels=tuple(args.label),
+        pr_number=args.pr_number,
+        pr_url=args.pr_url,
+        offline=args.offline,
+        config=args.config,
     )
     try:
         return _emit(args, *run_local(request))
@@ -89,13 +104,21 @@ def _demo(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="prbot-demo-") as folder:
         example = build_example(Path(folder) / "inferencex")
         request = LocalRequest(
-            repo=str(example.path), base=example.base, head=example.head, title=example.title, body=example.body,
-            labels=example.labels, pr_number=None, pr_url=None, offline=True, config=args.config,
+            repo=str(example.path),
+            base=example.base,
+            head=example.head,
+            title=example.title,
+            body=example.body,
+            labels=example.labels,
+            pr_number=None,
+            pr_url=None,
+            offline=True,
+            config=args.config,
         )
         return _emit(args, *run_local(request))
 
 
-def _emit(args: argparse.Namespace, report, labels: tuple[str, str], seconds: float) -> int:  # noqa: ANN001
+def _emit(args: argparse.Namespace, report, labels: tuple[str, str], seconds: float) -> int:
     from bot.render import render_comment
 
     started = time.perf_counter()

@@ -14,6 +14,7 @@ from bot.model import layout as layout_mod
 from bot.model.changelog import ChangelogDiff, compare
 from bot.model.layout import Layout
 from bot.model.master import ConfigEntry, MasterFile, Point
+from bot.model.owners import CodeownersFile, find_codeowners
 from bot.model.problems import Problem, from_yaml
 from bot.model.recipe import Recipe, Variant, parse_recipe
 from bot.model.selection import select
@@ -35,8 +36,13 @@ class Run:
 
     def settings(self) -> tuple[Any, ...]:
         variant = self.variant.data if self.variant else None
-        return (self.point.utilization, self.point.recipe, self.point.selector, variant,
-                _point_fields(self.point.raw))
+        return (
+            self.point.utilization,
+            self.point.recipe,
+            self.point.selector,
+            variant,
+            _point_fields(self.point.raw),
+        )
 
 
 def _point_fields(raw: Any) -> Any:
@@ -102,6 +108,8 @@ class ReviewDiff:
     problems: list[Problem]
     changed_recipes: list[str] = field(default_factory=list)
     recipe_users: dict[str, list[ConfigEntry]] = field(default_factory=dict)
+    # CODEOWNERS as read at the BASE ref (a PR must not choose its own owners); None if absent.
+    codeowners: CodeownersFile | None = None
 
 
 def _master(snapshot: Snapshot, path: str, layout: Layout) -> MasterFile | None:
@@ -154,8 +162,11 @@ def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run]) -> 
     utilization = {r.ident: r.point.utilization for r in base_runs}
     if any(ident in utilization and utilization[ident] != r.point.utilization for ident, r in new.items()):
         aspects.append("utilization")
-    if any((old[i].variant.data if old[i].variant else None) != (r.variant.data if r.variant else None)
-           for i, r in new.items() if i in old):
+    if any(
+        (old[i].variant.data if old[i].variant else None) != (r.variant.data if r.variant else None)
+        for i, r in new.items()
+        if i in old
+    ):
         aspects.append("recipe")
     if base is None:
         aspects.append("added")
@@ -214,11 +225,28 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
     recipe_users = _recipe_users(sorted(used), masters_head)
     runners, runners_problem = _runners(head, layout)
     changelog_changed = layout.changelog in changed_files
-    changelog = compare(layout.changelog, base.read(layout.changelog), head.read(layout.changelog)) \
-        if changelog_changed else None
-    return ReviewDiff(layout, changed_files, master_paths, keys, head_keys, changelog, changelog_changed,
-                      recipes_head.recipes, recipes_base.recipes, runners, runners_problem, problems,
-                      changed_recipes, recipe_users)
+    changelog = (
+        compare(layout.changelog, base.read(layout.changelog), head.read(layout.changelog))
+        if changelog_changed
+        else None
+    )
+    return ReviewDiff(
+        layout,
+        changed_files,
+        master_paths,
+        keys,
+        head_keys,
+        changelog,
+        changelog_changed,
+        recipes_head.recipes,
+        recipes_base.recipes,
+        runners,
+        runners_problem,
+        problems,
+        changed_recipes,
+        recipe_users,
+        codeowners=find_codeowners(base),
+    )
 
 
 def _recipe_users(paths: list[str], masters: dict[str, MasterFile]) -> dict[str, list[ConfigEntry]]:
@@ -236,7 +264,11 @@ def _recipe_users(paths: list[str], masters: dict[str, MasterFile]) -> dict[str,
 
 
 def _keys_using_recipes(
-    changed: list[str], base: Snapshot, masters: dict[str, MasterFile], keys: dict[str, KeyChange], layout: Layout
+    changed: list[str],
+    base: Snapshot,
+    masters: dict[str, MasterFile],
+    keys: dict[str, KeyChange],
+    layout: Layout,
 ) -> None:
     """Add unchanged config keys whose points use a recipe the PR changed."""
     names = {posixpath.basename(p) for p in changed}
@@ -244,7 +276,11 @@ def _keys_using_recipes(
     base_masters: dict[str, MasterFile | None] = {}
     for path, master in masters.items():
         for key, chunk in master.entries.items():
-            if key in keys or not any(n in chunk.text for n in names) or not any(s in chunk.text for s in stems):
+            if (
+                key in keys
+                or not any(n in chunk.text for n in names)
+                or not any(s in chunk.text for s in stems)
+            ):
                 continue
             entry = master.entry(key)
             if entry is None or not any(p.recipe in changed for p in entry.points):
@@ -258,7 +294,7 @@ def _keys_using_recipes(
 def _runners(head: Snapshot, layout: Layout) -> tuple[Any, Problem | None]:
     data = head.read(layout.runners)
     if data is None:
-        return None, Problem("runners-missing", layout.runners, None, {"file": layout.runners})
+        return None, Problem("runners-missing", layout.runners, None, {"path": layout.runners})
     try:
         return load_bytes(data).data, None
     except YamlProblem as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable
 
-from bot.checks import changelog, consistency, dram, labels, recipe_selection, sweep_plan
+from bot.checks import changelog, codeowners, consistency, dram, labels, recipe_selection, sweep_plan
 from bot.checks.context import CheckContext
 from bot.diff import compute
 from bot.findings import Finding, Severity, finding
@@ -19,20 +19,30 @@ CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
     ("dram", dram.check),
     ("changelog", changelog.check),
     ("labels", labels.check),
+    ("codeowners", codeowners.check),
     ("consistency", consistency.check),
     ("sweep-plan", sweep_plan.check),
 )
-NOT_IMPLEMENTED = ("digest", "codeowners")
+NOT_IMPLEMENTED = ("digest",)
 
 
-def _run_check(check_id: str, run: Callable[[CheckContext], list[Finding]], ctx: CheckContext) -> list[Finding]:
+def _run_check(
+    check_id: str, run: Callable[[CheckContext], list[Finding]], ctx: CheckContext
+) -> list[Finding]:
     """A check that fails unexpectedly becomes `unverified` with the reason; the others still run."""
     try:
         return run(ctx)
-    except Exception as exc:  # noqa: BLE001 - one broken check must not cost the whole review
+    except Exception as exc:
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        return [finding(check_id, Severity.UNVERIFIED, "check-crashed", error=type(exc).__name__,
-                        where=f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}")]
+        return [
+            finding(
+                check_id,
+                Severity.UNVERIFIED,
+                "check-crashed",
+                error=type(exc).__name__,
+                where=f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}",
+            )
+        ]
 
 
 def review(

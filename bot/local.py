@@ -35,8 +35,13 @@ def _pr_url(repo: GitRepo, number: int | None, explicit: str | None) -> str | No
     if explicit or number is None:
         return explicit
     try:
-        remote = subprocess.run(["git", "-C", str(repo.path), "remote", "get-url", "origin"],
-                                capture_output=True, text=True, check=False, timeout=10).stdout.strip()
+        remote = subprocess.run(
+            ["git", "-C", str(repo.path), "remote", "get-url", "origin"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None
     match = _REMOTE.search(remote)
@@ -60,10 +65,20 @@ def run_local(request: LocalRequest) -> tuple[Report, tuple[str, str], float]:
     try:
         head_sha = repo.resolve(request.head)
         base_sha = repo.merge_base(repo.resolve(request.base), head_sha)
-        pr = PullRequest(title=request.title, body=request.body, labels=request.labels, number=request.pr_number,
-                         url=_pr_url(repo, request.pr_number, request.pr_url))
-        report = review(repo.snapshot(base_sha), repo.snapshot(head_sha), repo.changed_files(base_sha, head_sha),
-                        pr, settings)
+        pr = PullRequest(
+            title=request.title,
+            body=request.body,
+            labels=request.labels,
+            number=request.pr_number,
+            url=_pr_url(repo, request.pr_number, request.pr_url),
+        )
+        report = review(
+            repo.snapshot(base_sha),
+            repo.snapshot(head_sha),
+            repo.changed_files(base_sha, head_sha),
+            pr,
+            settings,
+        )
     finally:
         repo.close()
     return report, (base_sha[:12], head_sha[:12]), time.perf_counter() - started

@@ -24,3 +24,7 @@ class PullRequest:
     url: str | None = None
     author: str | None = None
     comments: tuple[Comment, ...] = field(default=())
+    # Members of each team owner ("org/team" → logins); None when they could not be read.
+    team_members: dict[str, tuple[str, ...]] | None = None
+    # False in local mode: there is no PR to look for sign-off comments in.
+    is_pull_request: bool = False

@@ -18,13 +18,19 @@ class SettingsError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
-    primary_labels: tuple[str, ...] = ("full-sweep-fail-fast", "full-sweep-enabled", "non-canary-full-sweep-enabled")
+    primary_labels: tuple[str, ...] = (
+        "full-sweep-fail-fast",
+        "full-sweep-enabled",
+        "non-canary-full-sweep-enabled",
+    )
     recommended_label: str = "full-sweep-fail-fast"
     modifier_labels: tuple[str, ...] = ("all-evals", "evals-only", "agentx-fast")
     eval_modifiers: tuple[str, ...] = ("all-evals", "evals-only")
     agentic_duration_s: int = 3600
     repository_url: str | None = None
     core_team: tuple[str, ...] = field(default=())
+    # Repository admins: like the core team, their ownership never needs a CODEOWNER sign-off.
+    admins: tuple[str, ...] = field(default=())
     signoff_phrase: str = "As a PR reviewer and CODEOWNER, I have reviewed this and have"
 
     @classmethod

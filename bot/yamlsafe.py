@@ -140,7 +140,9 @@ def decode(data: bytes, *, max_bytes: int = MAX_BYTES) -> str:
     if len(data) > max_bytes:
         raise YamlProblem("too-large", f"{len(data):,} bytes is over the {max_bytes:,}-byte limit")
     if b"\x00" in data:
-        raise YamlProblem("nul-byte", "the file contains a NUL byte", data[: data.index(b"\x00")].count(b"\n") + 1)
+        raise YamlProblem(
+            "nul-byte", "the file contains a NUL byte", data[: data.index(b"\x00")].count(b"\n") + 1
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1,7 +1,8 @@
 """A real OCI registry on 127.0.0.1 for tests, plus a small auth proxy in front of it.
 
-`local_registry` starts Debian's `docker-registry` (distribution) on a free loopback port with
-a temporary storage folder and pushes two images over plain HTTP:
+The `local_registry` fixture (import `local_registry_fixture` into a test module to use it)
+starts Debian's `docker-registry` (distribution) on a free loopback port with a temporary
+storage folder and pushes two images over plain HTTP:
 
 - `rocm/atom-dev:nightly_202610281457`: an OCI image index with linux/amd64 and linux/arm64/v8
   children;
@@ -175,8 +176,8 @@ def _populate(url: str) -> LocalRegistry:
     )
 
 
-@pytest.fixture(scope="session")
-def local_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
+@pytest.fixture(scope="session", name="local_registry")
+def local_registry_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
     """Debian's docker-registry on a free 127.0.0.1 port, populated; stopped after the session."""
     binary = _registry_binary()
     if binary is None:
@@ -241,6 +242,9 @@ class ProxySettings:
     fixed_status: int | None = None
     delay: float = 0.0
     requests: list[tuple[str, str]] = field(default_factory=list)
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -257,7 +261,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         settings = self.server.settings
-        settings.requests.append((method, self.path))
+        with settings.lock:
+            settings.requests.append((method, self.path))
+            settings.in_flight += 1
+            settings.peak_in_flight = max(settings.peak_in_flight, settings.in_flight)
+        try:
+            self._answer(method)
+        finally:
+            with settings.lock:
+                settings.in_flight -= 1
+
+    def _answer(self, method: str) -> None:
+        settings = self.server.settings
         if settings.delay:
             time.sleep(settings.delay)
         split = urlsplit(self.path)
@@ -357,7 +372,7 @@ class AuthProxy:
     def __init__(self, upstream: str, **settings: object) -> None:
         self.settings = ProxySettings(upstream=upstream, **settings)  # type: ignore[arg-type]
         self._server = _ProxyServer(self.settings)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def host(self) -> str:

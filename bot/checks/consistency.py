@@ -8,7 +8,9 @@ from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding
 
 CHECK = "consistency"
-_MENTION = re.compile(r"(?<![\w-])[Cc](\d{1,6})(?![\w-])|\bconc(?:urrency|urrencies)?[\s=:]*(\d{1,6})\b", re.IGNORECASE)
+_MENTION = re.compile(
+    r"(?<![\w-])[Cc](\d{1,6})(?![\w-])|\bconc(?:urrency|urrencies)?[\s=:]*(\d{1,6})\b", re.IGNORECASE
+)
 _CHAIN = re.compile(r"(?<![\w-])[Cc](\d{1,6})((?:/[Cc]?\d{1,6})+)")
 
 
@@ -24,21 +26,50 @@ def mentioned_concurrencies(text: str) -> list[int]:
 
 def check(ctx: CheckContext) -> list[Finding]:
     diff = ctx.diff
-    out = [finding(CHECK, Severity.BLOCKING, p.message_id, file=p.file, line=p.line, config_key=p.params.get("key"),
-                   **p.params) for p in diff.problems]
+    out = [
+        finding(
+            CHECK,
+            Severity.BLOCKING,
+            p.message_id,
+            file=p.file,
+            line=p.line,
+            config_key=p.params.get("key"),
+            **p.params,
+        )
+        for p in diff.problems
+    ]
     live = ctx.live_keys()
     published = {c for change in live for c in change.published_head}
     mentioned = mentioned_concurrencies(f"{ctx.pr.title}\n{ctx.pr.body}")
     missing = [c for c in mentioned if c not in published]
     if missing and live:
-        out.append(finding(CHECK, Severity.WARNING, "consistency-mentioned-not-published", concurrencies=missing,
-                           published=sorted(published)))
+        out.append(
+            finding(
+                CHECK,
+                Severity.WARNING,
+                "consistency-mentioned-not-published",
+                concurrencies=missing,
+                published=sorted(published),
+            )
+        )
     for change in diff.keys.values():
         before, after = change.published_base, change.published_head
         message = "consistency-published-same" if before == after else "consistency-published-changed"
-        out.append(finding(CHECK, Severity.INFO, message, config_key=change.key, file=change.file, line=change.line,
-                           key=change.key, before=before, after=after))
+        out.append(
+            finding(
+                CHECK,
+                Severity.INFO,
+                message,
+                config_key=change.key,
+                file=change.file,
+                line=change.line,
+                key=change.key,
+                before=before,
+                after=after,
+            )
+        )
     if not any(f.severity in (Severity.BLOCKING, Severity.WARNING) for f in out):
-        out.append(finding(CHECK, Severity.VERIFIED, "consistency-ok", keys=len(diff.keys),
-                           mentioned=mentioned))
+        out.append(
+            finding(CHECK, Severity.VERIFIED, "consistency-ok", keys=len(diff.keys), mentioned=mentioned)
+        )
     return out

@@ -71,7 +71,8 @@ def check(
 ) -> list[Finding]:
     """Findings for every head pin of every use, drift warnings, and a note when nothing was pinned.
 
-    `resolutions is None` means the registry was not asked: pins are then `unverified`, never `verified`.
+    `resolutions is None` means the registry was not asked: pins are then `unverified`, and even the
+    "nothing pinned" note is only `info`, so that an offline review never reports `verified`.
     """
     findings: list[Finding] = []
     seen: set[tuple[str, str | None, str | None, int | None, str]] = set()
@@ -83,7 +84,8 @@ def check(
                 findings.append(item)
     if not any(use.pins_head for use in uses):
         recipes = len({use.recipe_path for use in uses})
-        findings.append(finding(CHECK, Severity.VERIFIED, "digest-no-pins", recipes=recipes))
+        severity = Severity.INFO if resolutions is None else Severity.VERIFIED
+        findings.append(finding(CHECK, severity, "digest-no-pins", recipes=recipes))
     return findings
 
 
@@ -126,8 +128,8 @@ def _drift(use: ImageUse) -> list[Finding]:
         ]
     if not tag_changed and head != base:
         where = _at(use, next(pin for pin in head_pins if pin.digest not in base))
-        old = [short_digest(d) for d in sorted(base - head)]
-        new = [short_digest(d) for d in sorted(head - base)]
+        old = [short_digest(d) for d in sorted(base)]
+        new = [short_digest(d) for d in sorted(head)]
         return [
             _emit(
                 Severity.WARNING,

@@ -40,17 +40,52 @@ def _hardware(ctx: CheckContext, change: KeyChange) -> tuple[Hardware | None, li
     file = ctx.diff.layout.runners
     if ctx.diff.runners_problem is not None:
         p = ctx.diff.runners_problem
-        return None, [finding(CHECK, Severity.BLOCKING, p.message_id, config_key=change.key, file=p.file,
-                              line=p.line, **p.params)]
+        return None, [
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                p.message_id,
+                config_key=change.key,
+                file=p.file,
+                line=p.line,
+                **p.params,
+            )
+        ]
     hardware = lookup(ctx.diff.runners, runner) if runner else None
     if hardware is None:
-        return None, [finding(CHECK, Severity.BLOCKING, "dram-unknown-runner", config_key=change.key,
-                              file=change.file, line=change.line, runner=runner or "—", runners=file)]
-    missing = [n for n, v in (("gpus-per-node", hardware.gpus_per_node),
-                              ("available-cpu-dram-mib", hardware.available_mib)) if not v]
+        return None, [
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "dram-unknown-runner",
+                config_key=change.key,
+                file=change.file,
+                line=change.line,
+                runner=runner or "—",
+                runners=file,
+            )
+        ]
+    missing = [
+        n
+        for n, v in (
+            ("gpus-per-node", hardware.gpus_per_node),
+            ("available-cpu-dram-mib", hardware.available_mib),
+        )
+        if not v
+    ]
     if missing:
-        return None, [finding(CHECK, Severity.BLOCKING, "dram-missing-hardware", config_key=change.key, file=file,
-                              line=hardware.line, runner=runner, fields=missing)]
+        return None, [
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "dram-missing-hardware",
+                config_key=change.key,
+                file=file,
+                line=hardware.line,
+                runner=runner,
+                fields=missing,
+            )
+        ]
     return hardware, []
 
 
@@ -63,36 +98,87 @@ def _check_run(run: Run, calc: Budget, recipe_path: str, lines: Any, key: str) -
     total, raw_total, total_line = _int_setting(variant, "TOTAL_CPU_DRAM_GB")
     common = {"config_key": key, "file": recipe_path}
     if raw_total is not None and total != calc.total_gb:
-        out.append(finding(CHECK, Severity.BLOCKING, "dram-total-mismatch", line=total_line,
-                           suggestion=_suggestion(lines(total_line), "TOTAL_CPU_DRAM_GB", calc.total_gb),
-                           **common, variant=variant.name, concurrency=run.concurrency, found=str(raw_total),
-                           expected=calc.total_gb, **_calc_params(calc)))
+        out.append(
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "dram-total-mismatch",
+                line=total_line,
+                suggestion=_suggestion(lines(total_line), "TOTAL_CPU_DRAM_GB", calc.total_gb),
+                **common,
+                variant=variant.name,
+                concurrency=run.concurrency,
+                found=str(raw_total),
+                expected=calc.total_gb,
+                **_calc_params(calc),
+            )
+        )
     lmcache, raw_lmcache, lm_line = _int_setting(variant, "LMCACHE_MAX_LOCAL_CPU_SIZE")
     if raw_lmcache is not None:
         if lmcache is None or lmcache * tp > calc.total_gb:
-            out.append(finding(CHECK, Severity.BLOCKING, "dram-pool-oversubscribed", line=lm_line,
-                               suggestion=_suggestion(lines(lm_line), "LMCACHE_MAX_LOCAL_CPU_SIZE", pool),
-                               **common, variant=variant.name, found=str(raw_lmcache), tp=tp,
-                               total=calc.total_gb, expected=pool))
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.BLOCKING,
+                    "dram-pool-oversubscribed",
+                    line=lm_line,
+                    suggestion=_suggestion(lines(lm_line), "LMCACHE_MAX_LOCAL_CPU_SIZE", pool),
+                    **common,
+                    variant=variant.name,
+                    found=str(raw_lmcache),
+                    tp=tp,
+                    total=calc.total_gb,
+                    expected=pool,
+                )
+            )
         elif lmcache < pool:
-            out.append(finding(CHECK, Severity.INFO, "dram-pool-under", line=lm_line, **common,
-                               variant=variant.name, found=lmcache, expected=pool))
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.INFO,
+                    "dram-pool-under",
+                    line=lm_line,
+                    **common,
+                    variant=variant.name,
+                    found=lmcache,
+                    expected=pool,
+                )
+            )
     state, raw_state, state_line = _int_setting(variant, "OFFLOAD_STATE_CPU_SIZE")
     cap = lmcache if lmcache is not None and lmcache * tp <= calc.total_gb else pool
     if raw_state is not None and (state is None or state > cap):
-        out.append(finding(CHECK, Severity.BLOCKING, "dram-state-over-pool", line=state_line, **common,
-                           variant=variant.name, found=str(raw_state), pool=cap))
+        out.append(
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "dram-state-over-pool",
+                line=state_line,
+                **common,
+                variant=variant.name,
+                found=str(raw_state),
+                pool=cap,
+            )
+        )
     return out
 
 
 def _calc_params(calc: Budget) -> dict[str, Any]:
-    return {"available": calc.available_mib, "capped": calc.capped_mib, "utilization": str(calc.utilization),
-            "gpus": calc.gpus, "gpus_per_node": calc.gpus_per_node, "total": calc.total_gb}
+    return {
+        "available": calc.available_mib,
+        "capped": calc.capped_mib,
+        "utilization": str(calc.utilization),
+        "gpus": calc.gpus,
+        "gpus_per_node": calc.gpus_per_node,
+        "total": calc.total_gb,
+    }
 
 
 def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
-    runs = [r for r in change.added + change.changed + change.unchanged
-            if r.point.kv_offloading == "dram" and r.point.scenario == "agentic-coding"]
+    runs = [
+        r
+        for r in change.added + change.changed + change.unchanged
+        if r.point.kv_offloading == "dram" and r.point.scenario == "agentic-coding"
+    ]
     if not runs:
         return []
     hardware, out = _hardware(ctx, change)
@@ -102,13 +188,34 @@ def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
     blocks: dict[tuple[Decimal, int, int], list[Run]] = defaultdict(list)
     for run in runs:
         point = run.point
-        gpus = min(point.gpus_per_worker, hardware.gpus_per_node) if point.multinode else point.gpus_per_worker
+        gpus = (
+            min(point.gpus_per_worker, hardware.gpus_per_node) if point.multinode else point.gpus_per_worker
+        )
         if point.utilization is None:
-            out.append(finding(CHECK, Severity.BLOCKING, "dram-no-utilization", config_key=change.key,
-                               file=point.file, line=point.line, concurrency=run.concurrency))
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.BLOCKING,
+                    "dram-no-utilization",
+                    config_key=change.key,
+                    file=point.file,
+                    line=point.line,
+                    concurrency=run.concurrency,
+                )
+            )
         elif gpus > hardware.gpus_per_node:
-            out.append(finding(CHECK, Severity.BLOCKING, "dram-too-many-gpus", config_key=change.key,
-                               file=point.file, line=point.line, gpus=gpus, gpus_per_node=hardware.gpus_per_node))
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.BLOCKING,
+                    "dram-too-many-gpus",
+                    config_key=change.key,
+                    file=point.file,
+                    line=point.line,
+                    gpus=gpus,
+                    gpus_per_node=hardware.gpus_per_node,
+                )
+            )
         else:
             blocks[(point.utilization, gpus, point.tp)].append(run)
     for (utilization, gpus, tp), block in sorted(blocks.items()):
@@ -124,16 +231,40 @@ def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
             if _int_setting(run.variant, "TOTAL_CPU_DRAM_GB")[1] is not None:
                 pinned.append(run.concurrency)
         out += problems
-        state = [s for s in (_int_setting(r.variant, "OFFLOAD_STATE_CPU_SIZE")[0] for r in block if r.variant) if s]
+        state = [
+            s for s in (_int_setting(r.variant, "OFFLOAD_STATE_CPU_SIZE")[0] for r in block if r.variant) if s
+        ]
         if not problems:
-            out.append(finding(CHECK, Severity.VERIFIED, "dram-block-ok", config_key=change.key, file=change.file,
-                               line=block[0].point.line, runner=change.head.runner if change.head else "",
-                               concurrencies=sorted({r.concurrency for r in block}), pinned=sorted(pinned),
-                               per_rank=calc.per_rank(tp), tp=tp, state=max(state) if state else None,
-                               **_calc_params(calc)))
-        out.append(finding(CHECK, Severity.INFO, "dram-host-total", config_key=change.key,
-                           utilization=str(utilization), total=calc.total_gb, host=calc.host_total_gb, gpus=gpus,
-                           gpus_per_node=hardware.gpus_per_node))
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.VERIFIED,
+                    "dram-block-ok",
+                    config_key=change.key,
+                    file=change.file,
+                    line=block[0].point.line,
+                    runner=change.head.runner if change.head else "",
+                    concurrencies=sorted({r.concurrency for r in block}),
+                    pinned=sorted(pinned),
+                    per_rank=calc.per_rank(tp),
+                    tp=tp,
+                    state=max(state) if state else None,
+                    **_calc_params(calc),
+                )
+            )
+        out.append(
+            finding(
+                CHECK,
+                Severity.INFO,
+                "dram-host-total",
+                config_key=change.key,
+                utilization=str(utilization),
+                total=calc.total_gb,
+                host=calc.host_total_gb,
+                gpus=gpus,
+                gpus_per_node=hardware.gpus_per_node,
+            )
+        )
     return out
 
 

@@ -18,8 +18,15 @@ def check(ctx: CheckContext) -> list[Finding]:
     if len(primaries) > 1:
         out.append(finding(CHECK, Severity.BLOCKING, "labels-several-primaries", labels=primaries))
     if modifiers and not primaries:
-        out.append(finding(CHECK, Severity.BLOCKING, "labels-modifier-alone", labels=modifiers,
-                           recommended=settings.recommended_label))
+        out.append(
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "labels-modifier-alone",
+                labels=modifiers,
+                recommended=settings.recommended_label,
+            )
+        )
     eval_modifiers = [m for m in modifiers if m in settings.eval_modifiers]
     if eval_modifiers and any(e.get("append-only") is True for e in appended):
         out.append(finding(CHECK, Severity.BLOCKING, "labels-append-only-evals", labels=eval_modifiers))
@@ -29,10 +36,19 @@ def check(ctx: CheckContext) -> list[Finding]:
         out.append(finding(CHECK, Severity.INFO, "labels-no-primary", recommended=settings.recommended_label))
     if len(primaries) == 1 and not any(f.severity is Severity.BLOCKING for f in out):
         if primaries[0] != settings.recommended_label:
-            out.append(finding(CHECK, Severity.INFO, "labels-not-recommended", label=primaries[0],
-                               recommended=settings.recommended_label))
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.INFO,
+                    "labels-not-recommended",
+                    label=primaries[0],
+                    recommended=settings.recommended_label,
+                )
+            )
         if appended:
-            out.append(finding(CHECK, Severity.VERIFIED, "labels-ok", label=primaries[0], modifiers=modifiers))
+            out.append(
+                finding(CHECK, Severity.VERIFIED, "labels-ok", label=primaries[0], modifiers=modifiers)
+            )
     if not out:
         out.append(finding(CHECK, Severity.VERIFIED, "labels-none-needed"))
     return out

@@ -11,8 +11,10 @@ CHECK = "recipe-selection"
 
 
 def _recipe_problems(recipe: Recipe, key: str) -> list[Finding]:
-    return [finding(CHECK, Severity.BLOCKING, p.message_id, config_key=key, file=p.file, line=p.line, **p.params)
-            for p in recipe.problems]
+    return [
+        finding(CHECK, Severity.BLOCKING, p.message_id, config_key=key, file=p.file, line=p.line, **p.params)
+        for p in recipe.problems
+    ]
 
 
 def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
@@ -30,8 +32,17 @@ def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
     out = []
     for variant in recipe.candidates(None):
         if variant.name not in used and recipe.is_bundle:
-            out.append(finding(CHECK, Severity.WARNING, "selection-leftover", file=path, line=variant.line,
-                               variant=variant.name, users=[e.key for e in users]))
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.WARNING,
+                    "selection-leftover",
+                    file=path,
+                    line=variant.line,
+                    variant=variant.name,
+                    users=[e.key for e in users],
+                )
+            )
     return out
 
 
@@ -52,9 +63,17 @@ def check(ctx: CheckContext) -> list[Finding]:
             recipe = recipes.get(point.recipe)
             if recipe is None:
                 legacy = point.multinode and point.recipe and "/multi_node/" in point.recipe
-                out.append(finding(CHECK, Severity.UNVERIFIED if legacy else Severity.BLOCKING,
-                                   "selection-legacy-missing" if legacy else "selection-recipe-missing",
-                                   config_key=change.key, file=point.file, line=point.line, path=point.recipe))
+                out.append(
+                    finding(
+                        CHECK,
+                        Severity.UNVERIFIED if legacy else Severity.BLOCKING,
+                        "selection-legacy-missing" if legacy else "selection-recipe-missing",
+                        config_key=change.key,
+                        file=point.file,
+                        line=point.line,
+                        path=point.recipe,
+                    )
+                )
                 clean = False
                 continue
             if point.recipe not in checked_recipes:
@@ -63,8 +82,18 @@ def check(ctx: CheckContext) -> list[Finding]:
                 out += problems
                 clean = clean and not problems
             if point.selector and point.selector not in recipe.variants:
-                out.append(finding(CHECK, Severity.BLOCKING, "selection-unknown-selector", config_key=change.key,
-                                   file=point.file, line=point.line, selector=point.selector, path=point.recipe))
+                out.append(
+                    finding(
+                        CHECK,
+                        Severity.BLOCKING,
+                        "selection-unknown-selector",
+                        config_key=change.key,
+                        file=point.file,
+                        line=point.line,
+                        selector=point.selector,
+                        path=point.recipe,
+                    )
+                )
                 clean = False
                 continue
             for conc in point.concurrencies:
@@ -74,17 +103,42 @@ def check(ctx: CheckContext) -> list[Finding]:
                     continue
                 clean = False
                 message = "selection-none" if not chosen else "selection-ambiguous"
-                out.append(finding(CHECK, Severity.BLOCKING, message, config_key=change.key, file=point.file,
-                                   line=point.line, key=change.key, concurrency=conc, tp=point.tp,
-                                   path=point.recipe, variants=[v.name for v in chosen]))
+                out.append(
+                    finding(
+                        CHECK,
+                        Severity.BLOCKING,
+                        message,
+                        config_key=change.key,
+                        file=point.file,
+                        line=point.line,
+                        key=change.key,
+                        concurrency=conc,
+                        tp=point.tp,
+                        path=point.recipe,
+                        variants=[v.name for v in chosen],
+                    )
+                )
         if mapping and clean:
-            out.append(finding(CHECK, Severity.VERIFIED, "selection-ok", config_key=change.key, key=change.key,
-                               mapping=sorted(mapping)))
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.VERIFIED,
+                    "selection-ok",
+                    config_key=change.key,
+                    key=change.key,
+                    mapping=sorted(mapping),
+                )
+            )
     for path in sorted(checked_recipes):
         recipe = recipes.get(path)
         if recipe is not None and not recipe.problems:
             out += _leftovers(ctx, path, recipe)
     if not any_recipe:
-        out.append(finding(CHECK, Severity.UNVERIFIED if ctx.diff.keys else Severity.VERIFIED,
-                           "selection-no-recipes" if ctx.diff.keys else "selection-nothing-changed"))
+        out.append(
+            finding(
+                CHECK,
+                Severity.UNVERIFIED if ctx.diff.keys else Severity.VERIFIED,
+                "selection-no-recipes" if ctx.diff.keys else "selection-nothing-changed",
+            )
+        )
     return out

@@ -58,17 +58,38 @@ def check(ctx: CheckContext) -> list[Finding]:
         runs = entry["runs"]
         change = ctx.diff.keys[key]
         if not runs:
-            out.append(finding(CHECK, Severity.INFO, "sweep-key-nothing", config_key=key, key=key,
-                               removed=[r["concurrency"] for r in entry["removed"]]))
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.INFO,
+                    "sweep-key-nothing",
+                    config_key=key,
+                    key=key,
+                    removed=[r["concurrency"] for r in entry["removed"]],
+                )
+            )
             continue
         gpus = sorted({r["gpus"] for r in runs})
-        out.append(finding(
-            CHECK, Severity.INFO, "sweep-key-plan", config_key=key, file=change.file, line=change.line, key=key,
-            count=len(runs), image=change.image_changed, canary=entry["canary"]["concurrency"],
-            runs=[(r["concurrency"], r["variant"]) for r in runs],
-            removed=[r["concurrency"] for r in entry["removed"]], duration=sweep["duration_s"], gpus=gpus,
-            gpu_hours=entry["gpu_hours"], untimed=entry["untimed_runs"],
-        ))
+        out.append(
+            finding(
+                CHECK,
+                Severity.INFO,
+                "sweep-key-plan",
+                config_key=key,
+                file=change.file,
+                line=change.line,
+                key=key,
+                count=len(runs),
+                image=change.image_changed,
+                canary=entry["canary"]["concurrency"],
+                runs=[(r["concurrency"], r["variant"]) for r in runs],
+                removed=[r["concurrency"] for r in entry["removed"]],
+                duration=sweep["duration_s"],
+                gpus=gpus,
+                gpu_hours=entry["gpu_hours"],
+                untimed=entry["untimed_runs"],
+            )
+        )
     if not out:
         out.append(finding(CHECK, Severity.INFO, "sweep-nothing"))
     return out

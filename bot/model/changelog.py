@@ -15,8 +15,16 @@ from bot.model.problems import Problem, from_yaml
 from bot.yamlsafe import Duplicate, LineDict, LineList, YamlProblem, decode, load
 
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
-KNOWN_FIELDS = ("config-keys", "description", "pr-link", "scenario-type", "evals-only", "all-evals",
-                "append-only", "eval-min-prefill-ep")
+KNOWN_FIELDS = (
+    "config-keys",
+    "description",
+    "pr-link",
+    "scenario-type",
+    "evals-only",
+    "all-evals",
+    "append-only",
+    "eval-min-prefill-ep",
+)
 EVAL_FIELDS = ("evals-only", "all-evals", "eval-min-prefill-ep")
 
 
@@ -105,7 +113,7 @@ def compare(path: str, base: bytes | None, head: bytes | None) -> ChangelogDiff:
     except YamlProblem as exc:
         return ChangelogDiff([], False, [], [], [], from_yaml(exc, path))
     if head.startswith(base):
-        tail_text = head_text[len(base.decode("utf-8")):]
+        tail_text = head_text[len(base.decode("utf-8")) :]
         base_lines = base.count(b"\n")
         if base and not base.endswith(b"\n"):
             return _full_compare(path, base, head_text)
@@ -161,14 +169,23 @@ def _full_compare(path: str, base: bytes, head_text: str) -> ChangelogDiff:
             continue
         if match is None:
             target = new_rest[position] if position < len(new_rest) else None
-            if target is not None and isinstance(target.raw, dict) and isinstance(entry.raw, dict) and set(
-                target.config_keys
-            ) & set(Entry(0, None, entry.raw).config_keys):
+            if (
+                target is not None
+                and isinstance(target.raw, dict)
+                and isinstance(entry.raw, dict)
+                and set(target.config_keys) & set(Entry(0, None, entry.raw).config_keys)
+            ):
                 edits.append(Problem("changelog-edited", path, target.line, {"index": entry.index + 1}))
                 position += 1
             else:
-                edits.append(Problem("changelog-removed", path, target.line if target else None,
-                                     {"index": entry.index + 1, "keys": Entry(0, None, entry.raw).config_keys}))
+                edits.append(
+                    Problem(
+                        "changelog-removed",
+                        path,
+                        target.line if target else None,
+                        {"index": entry.index + 1, "keys": Entry(0, None, entry.raw).config_keys},
+                    )
+                )
             continue
         for inserted in new_rest[position:match]:
             edits.append(Problem("changelog-inserted", path, inserted.line, {"index": inserted.index + 1}))
@@ -181,4 +198,6 @@ def _full_compare(path: str, base: bytes, head_text: str) -> ChangelogDiff:
 def _same_but_link(old: Any, new: Any) -> bool:
     if not isinstance(old, dict) or not isinstance(new, dict):
         return False
-    return {k: v for k, v in old.items() if k != "pr-link"} == {k: v for k, v in new.items() if k != "pr-link"}
+    return {k: v for k, v in old.items() if k != "pr-link"} == {
+        k: v for k, v in new.items() if k != "pr-link"
+    }

@@ -39,4 +39,6 @@ def budget(available_mib: int, utilization: Decimal, gpus: int, gpus_per_node: i
     with localcontext() as ctx:
         ctx.prec = 60
         value = Decimal(capped) * MIB * utilization * gpus / gpus_per_node / GB
-    return Budget(available_mib, capped, utilization, gpus, gpus_per_node, int(value.to_integral_value(ROUND_FLOOR)))
+    return Budget(
+        available_mib, capped, utilization, gpus, gpus_per_node, int(value.to_integral_value(ROUND_FLOOR))
+    )

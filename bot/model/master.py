@@ -19,7 +19,9 @@ from bot.model.problems import Problem, from_yaml
 from bot.yamlsafe import LineDict, LineList, YamlProblem, decode, load
 
 MAX_CONCURRENCIES = 4096
-_TOP_KEY = re.compile(r"""^(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"\-?:\[\]{},&*!|>%@`][^#]*?)\s*:(?:\s|$)""")
+_TOP_KEY = re.compile(
+    r"""^(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"\-?:\[\]{},&*!|>%@`][^#]*?)\s*:(?:\s|$)"""
+)
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,20 @@ class Point:
     def topology(self) -> tuple[Any, ...]:
         """What identifies a point across refs, apart from its concurrency."""
         workers = _workers_signature(self.raw) if self.multinode else None
-        return (self.scenario, self.isl, self.osl, self.tp, self.ep, self.pp, self.dcp, self.pcp,
-                self.dp_attn, self.spec_decoding, self.kv_offloading, workers)
+        return (
+            self.scenario,
+            self.isl,
+            self.osl,
+            self.tp,
+            self.ep,
+            self.pp,
+            self.dcp,
+            self.pcp,
+            self.dp_attn,
+            self.spec_decoding,
+            self.kv_offloading,
+            workers,
+        )
 
     @property
     def gpus_per_worker(self) -> int:
@@ -137,7 +151,9 @@ class MasterFile:
             self.problems.append(from_yaml(exc, path))
         self.entries, duplicates = split_entries(self.text)
         for key, line, first in duplicates:
-            self.problems.append(Problem("master-duplicate-key", path, line, {"key": key, "first_line": first}))
+            self.problems.append(
+                Problem("master-duplicate-key", path, line, {"key": key, "first_line": first})
+            )
         if self.text.strip() and not self.entries:
             self._parse_whole()
 
@@ -174,7 +190,12 @@ class MasterFile:
     def _note_duplicates(self, duplicates: list[Any]) -> None:
         for dup in duplicates:
             self.problems.append(
-                Problem("master-duplicate-key", self.path, dup.line, {"key": dup.key, "first_line": dup.first_line})
+                Problem(
+                    "master-duplicate-key",
+                    self.path,
+                    dup.line,
+                    {"key": dup.key, "first_line": dup.first_line},
+                )
             )
 
     def _parse_whole(self) -> None:
@@ -190,7 +211,7 @@ class MasterFile:
         if loaded.data is None:
             return
         if not isinstance(loaded.data, dict):
-            self.problems.append(Problem("master-not-mapping", self.path, 1, {"file": self.path}))
+            self.problems.append(Problem("master-not-mapping", self.path, 1, {"path": self.path}))
             self.entries = {}
             return
         self._note_duplicates(loaded.duplicates)
@@ -222,19 +243,23 @@ class _EntryReader:
     def problem(self, message_id: str, line: int | None, **params: Any) -> None:
         self.problems.append(Problem(message_id, self.file, line or self.line, {"key": self.key, **params}))
 
-    def field(self, mapping: dict, name: str, kind: type | tuple[type, ...], default: Any, line: int | None) -> Any:
+    def field(
+        self, mapping: dict, name: str, kind: type | tuple[type, ...], default: Any, line: int | None
+    ) -> Any:
         if name not in mapping or mapping[name] is None:
             return default
         value = mapping[name]
         kinds = kind if isinstance(kind, tuple) else (kind,)
-        if isinstance(value, bool) and bool not in kinds:
-            value_ok = False
-        else:
-            value_ok = isinstance(value, kinds)
+        value_ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
         if not value_ok:
             where = _line_of(mapping, name) or line
-            self.problem("master-wrong-type", where, field=name, value=repr(value)[:80],
-                         expected="/".join(k.__name__ for k in kinds))
+            self.problem(
+                "master-wrong-type",
+                where,
+                field=name,
+                value=repr(value)[:80],
+                expected="/".join(k.__name__ for k in kinds),
+            )
             return default
         if kind is int and value < 1:
             self.problem("master-not-positive", _line_of(mapping, name) or line, field=name, value=value)
@@ -244,10 +269,14 @@ class _EntryReader:
     def concurrencies(self, point: dict, line: int | None) -> tuple[int, ...]:
         if "conc-list" in point:
             values = point["conc-list"]
-            if not isinstance(values, list) or not values or not all(
-                isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values
+            if (
+                not isinstance(values, list)
+                or not values
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)
             ):
-                self.problem("master-bad-conc-list", _line_of(point, "conc-list") or line, value=repr(values)[:80])
+                self.problem(
+                    "master-bad-conc-list", _line_of(point, "conc-list") or line, value=repr(values)[:80]
+                )
                 return ()
             return tuple(values[:MAX_CONCURRENCIES])
         start = self.field(point, "conc-start", int, None, line)
@@ -292,7 +321,7 @@ def _selector_from_settings(settings: Any) -> tuple[str | None, str | None]:
         return None, None
     for item in settings:
         if isinstance(item, str) and item.startswith("CONFIG_FILE="):
-            path, _, selector = item[len("CONFIG_FILE="):].partition(":")
+            path, _, selector = item[len("CONFIG_FILE=") :].partition(":")
             return path, selector or None
     return None, None
 
@@ -340,11 +369,14 @@ def build_entry(key: str, raw: Any, file: str, line: int | None, layout: Layout)
             if not isinstance(point, dict):
                 reader.problem("master-point-not-mapping", point_line, scenario=scenario)
                 continue
-            built = _build_point(reader, point, point_line, scenario, group_index, index, multinode, recipe_dir)
+            built = _build_point(
+                reader, point, point_line, scenario, group_index, index, multinode, recipe_dir
+            )
             if built is not None:
                 points.append(_with_group(built, utilization, isl, osl))
-    return ConfigEntry(key, file, line, image, runner, framework, multinode, tuple(points), raw,
-                       tuple(reader.problems))
+    return ConfigEntry(
+        key, file, line, image, runner, framework, multinode, tuple(points), raw, tuple(reader.problems)
+    )
 
 
 def _utilization(reader: _EntryReader, group: dict, line: int | None) -> Decimal | None:
@@ -353,14 +385,16 @@ def _utilization(reader: _EntryReader, group: dict, line: int | None) -> Decimal
     value = group["dram-utilization"]
     where = _line_of(group, "dram-utilization") or line
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        reader.problem("master-wrong-type", where, field="dram-utilization", value=repr(value)[:80],
-                       expected="number")
+        reader.problem(
+            "master-wrong-type", where, field="dram-utilization", value=repr(value)[:80], expected="number"
+        )
         return None
     try:
         number = Decimal(str(value))
     except InvalidOperation:
-        reader.problem("master-wrong-type", where, field="dram-utilization", value=repr(value)[:80],
-                       expected="number")
+        reader.problem(
+            "master-wrong-type", where, field="dram-utilization", value=repr(value)[:80], expected="number"
+        )
         return None
     if not number.is_finite() or not (0 < number <= 1):
         reader.problem("master-bad-utilization", where, value=str(value))
@@ -391,7 +425,8 @@ def _build_point(
         topo, gpus = reader.workers(point, line)
         legacy_path, legacy_selector = _selector_from_settings(topo.get("additional-settings"))
         if recipe_field is None and legacy_path:
-            recipe = f"{reader.layout.root}benchmarks/multi_node/srt-slurm-recipes/{legacy_path.removeprefix('recipes/')}"
+            legacy = legacy_path.removeprefix("recipes/")
+            recipe = f"{reader.layout.root}benchmarks/multi_node/srt-slurm-recipes/{legacy}"
             selector = legacy_selector
         multinode = True
     else:
@@ -405,8 +440,10 @@ def _build_point(
     if tp is None:
         reader.problem("master-no-tp", line)
         return None
-    values = {name: reader.field(topo, key, int, 1, line) for name, key in
-              (("ep", "ep"), ("pp", "pp"), ("dcp", "dcp-size"), ("pcp", "pcp-size"))}
+    values = {
+        name: reader.field(topo, key, int, 1, line)
+        for name, key in (("ep", "ep"), ("pp", "pp"), ("dcp", "dcp-size"), ("pcp", "pcp-size"))
+    }
     built = Point(
         config_key=reader.key,
         file=reader.file,
@@ -437,5 +474,7 @@ def _workers_signature(raw: Any) -> tuple[Any, ...] | None:
     for role in ("worker", "prefill", "decode"):
         worker = raw.get(role)
         if isinstance(worker, dict):
-            parts.append(tuple(sorted((str(k), repr(v)) for k, v in worker.items() if k != "additional-settings")))
+            parts.append(
+                tuple(sorted((str(k), repr(v)) for k, v in worker.items() if k != "additional-settings"))
+            )
     return tuple(parts)

@@ -134,7 +134,9 @@ def _zip_pick(node: Any, index: int) -> Any:
 def _find_pins(node: Any, path: str, file: str, pins: list[Pin], line: int | None = None) -> None:
     if isinstance(node, dict):
         for key, value in node.items():
-            _find_pins(value, f"{path}.{key}" if path else str(key), file, pins, getattr(node, "lines", {}).get(key))
+            _find_pins(
+                value, f"{path}.{key}" if path else str(key), file, pins, getattr(node, "lines", {}).get(key)
+            )
     elif isinstance(node, list):
         for index, value in enumerate(node):
             _find_pins(value, f"{path}[{index}]", file, pins, line)
@@ -155,12 +157,16 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
     lines = text.splitlines()
     doc = loaded.data
     if not isinstance(doc, dict):
-        return Recipe(path, {}, [], lines, [Problem("recipe-not-mapping", path, 1, {"file": path})])
+        return Recipe(path, {}, [], lines, [Problem("recipe-not-mapping", path, 1, {"path": path})])
     for dup in loaded.duplicates:
-        problems.append(Problem("recipe-duplicate-key", path, dup.line, {"key": dup.key, "first_line": dup.first_line}))
+        problems.append(
+            Problem("recipe-duplicate-key", path, dup.line, {"key": dup.key, "first_line": dup.first_line})
+        )
     pins: list[Pin] = []
     _find_pins(doc, "", path, pins)
-    overrides = [k for k in doc if isinstance(k, str) and (k.startswith("override_") or k.startswith("zip_override_"))]
+    overrides = [
+        k for k in doc if isinstance(k, str) and (k.startswith("override_") or k.startswith("zip_override_"))
+    ]
     if "base" not in doc and not overrides:
         return Recipe(path, {"base": Variant("base", doc, 1, (doc,))}, pins, lines, problems)
     base = doc.get("base") if isinstance(doc.get("base"), dict) else LineDict()
@@ -176,9 +182,13 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
             continue
         lengths = _zip_length(override)
         if len(lengths) > 1 or not lengths or max(lengths) > MAX_ZIP_VARIANTS:
-            problems.append(Problem("recipe-bad-zip", path, line, {"variant": name, "lengths": sorted(lengths)}))
+            problems.append(
+                Problem("recipe-bad-zip", path, line, {"variant": name, "lengths": sorted(lengths)})
+            )
             continue
         for index in range(lengths.pop()):
             picked = _zip_pick(override, index)
-            variants[f"{name}[{index}]"] = Variant(f"{name}[{index}]", merge(base, picked), line, (picked, base))
+            variants[f"{name}[{index}]"] = Variant(
+                f"{name}[{index}]", merge(base, picked), line, (picked, base)
+            )
     return Recipe(path, variants, pins, lines, problems, is_bundle=True)

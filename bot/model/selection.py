@@ -12,8 +12,16 @@ from typing import Any
 from bot.model.master import Point
 from bot.model.recipe import Recipe, Variant
 
-PARALLEL_ARGS = ("tensor-parallel-size", "tp-size", "pipeline-parallel-size", "pp-size",
-                 "data-parallel-size", "dp-size", "expert-parallel-size", "ep-size")
+PARALLEL_ARGS = (
+    "tensor-parallel-size",
+    "tp-size",
+    "pipeline-parallel-size",
+    "pp-size",
+    "data-parallel-size",
+    "dp-size",
+    "expert-parallel-size",
+    "ep-size",
+)
 
 
 def _int(value: Any) -> int | None:
@@ -77,6 +85,7 @@ def env_matches(variant: Variant, point: Point, concurrency: int) -> bool:
 def select(recipe: Recipe, point: Point, concurrency: int) -> list[Variant]:
     """All candidate variants that serve (point, concurrency); exactly one is the healthy answer."""
     return [
-        v for v in recipe.candidates(point.selector)
+        v
+        for v in recipe.candidates(point.selector)
         if env_matches(v, point, concurrency) and topology_matches(v, point)
     ]

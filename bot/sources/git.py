@@ -13,9 +13,7 @@ class GitError(Exception):
 
 def _git(repo: Path, *args: str) -> str:
     try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, check=False, timeout=60
-        )
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False, timeout=60)
     except FileNotFoundError:
         raise GitError("git is not installed or not on PATH") from None
     except subprocess.TimeoutExpired:
@@ -51,7 +49,9 @@ class GitRepo:
         if ref.startswith("-"):
             raise GitError(f"unknown ref {ref!r}")
         try:
-            return _git(self.path, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}").strip()
+            return _git(
+                self.path, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
+            ).strip()
         except GitError:
             raise GitError(f"unknown ref {ref!r} in {self.path}") from None
 

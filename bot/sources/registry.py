@@ -17,11 +17,13 @@ import json
 import logging
 import os
 import re
+import ssl
 import threading
 import time
 from collections.abc import Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
+from functools import cache
 from urllib.parse import urlsplit
 
 import httpx
@@ -36,14 +38,13 @@ ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
 INDEX_TYPES = frozenset((OCI_INDEX, DOCKER_LIST))
 
 DOCKER_HUB = "registry-1.docker.io"
-_HUB_ALIASES = frozenset(("docker.io", "index.docker.io", DOCKER_HUB))
+_HUB_ALIASES = frozenset(("docker.io", "index.docker.io", "registry.hub.docker.com", DOCKER_HUB))
 ENV_INSECURE = "PRBOT_INSECURE_REGISTRIES"
 ENV_USERNAME = "PRBOT_REGISTRY_USERNAME"
 ENV_PASSWORD = "PRBOT_REGISTRY_PASSWORD"
 ENV_CREDENTIALS = "PRBOT_REGISTRY_CREDENTIALS"
 ANY_HOST = "*"
 
-STATUSES = ("ok", "not_found", "unreachable", "timeout", "rate_limited", "auth_refused", "error")
 _NOT_FOUND_CODES = frozenset(("MANIFEST_UNKNOWN", "NAME_UNKNOWN", "TAG_UNKNOWN", "BLOB_UNKNOWN"))
 _MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 _MAX_MESSAGE_CHARS = 200
@@ -282,6 +283,12 @@ def _platform(entry: dict) -> str:
 # ---------------------------------------------------------------- client
 
 
+@cache
+def _tls_context() -> ssl.SSLContext:
+    """The CA bundle is slow to load; every client shares one verifying context."""
+    return httpx.create_ssl_context()
+
+
 class RegistryClient:
     """Resolves image tags against OCI registries, concurrently, within a total time budget.
 
@@ -306,9 +313,13 @@ class RegistryClient:
         self._max_workers = max_workers
         self._backoff = retry_backoff
         self._insecure = {_normalize_host(h) for h in (*insecure_hosts, *insecure_from_env(env))}
-        self._credentials = dict(credentials_from_env(env) if credentials is None else credentials)
-        self._secrets = {c.password for c in self._credentials.values()}
-        self._http = httpx.Client(follow_redirects=True, headers={"User-Agent": "prbot-registry/1"})
+        given = credentials_from_env(env) if credentials is None else credentials
+        self._credentials = {_normalize_host(host): login for host, login in given.items()}
+        # Everything secret that a careless registry might echo back, to be cut from messages.
+        self._secrets = {s for c in self._credentials.values() for s in (c.password, _basic(c).split()[1])}
+        self._http = httpx.Client(
+            verify=_tls_context(), follow_redirects=True, headers={"User-Agent": "prbot-registry/1"}
+        )
         self._lock = threading.Lock()
         self._cache: dict[ImageRef, TagResolution] = {}
         self._auth: dict[tuple[str, str], str] = {}
@@ -467,7 +478,7 @@ class RegistryClient:
             query["service"] = params["service"]
         url = str(httpx.URL(params["realm"]).copy_merge_params(query))
         headers = {"Authorization": _basic(credentials)} if credentials else {}
-        reply = self._request("GET", url, realm_host, headers, read_body=True)
+        reply = self._request("GET", url, realm_host, headers)
         if reply.status == 429 or reply.status >= 500:
             raise _classify(reply)
         if reply.status != 200:
@@ -480,9 +491,7 @@ class RegistryClient:
             self._secrets.add(token)
         return token
 
-    def _request(
-        self, method: str, url: str, host: str, headers: Mapping[str, str], *, read_body: bool | None = None
-    ) -> _Reply:
+    def _request(self, method: str, url: str, host: str, headers: Mapping[str, str]) -> _Reply:
         """Send with a deadline-clipped timeout and one retry (with backoff) on timeouts, 5xx and 429."""
         for attempt in (1, 2):
             timeout = min(self._timeout, self._remaining())
@@ -492,8 +501,8 @@ class RegistryClient:
             try:
                 response = self._http.send(request, stream=True)
                 try:
-                    wanted = method == "GET" if read_body is None else read_body
-                    body = self._read(response) if wanted or response.status_code >= 400 else b""
+                    wanted = method == "GET" or response.status_code >= 400
+                    body = self._read(response) if wanted else b""
                 finally:
                     response.close()
             except httpx.TimeoutException:

@@ -1,0 +1,133 @@
+"""CODEOWNERS: where GitHub finds it, and who owns a path (DESIGN.md §2 `codeowners`).
+
+Matching is done by the maintained `codeowners` package. Before a file is handed to it, each
+line is normalised for two places where the package and GitHub disagree, without touching the
+matching itself:
+
+- GitHub allows a comment at the end of a rule (`path @owner # note`); the package would read
+  an `@handle` inside such a comment as one more owner, so the comment is cut off first;
+- a pattern with an escaped space and no slash (`my\\ file.txt`) matches at any depth on GitHub,
+  but the package anchors it at the root (its escape placeholder contains slashes), so such a
+  pattern is given the equivalent `**/` prefix.
+
+Line numbers are kept: the normalised text has exactly one line per original line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from codeowners import CodeOwners
+
+from bot.sources.snapshot import Snapshot
+
+#: Where GitHub looks for the file, in order; the first one found is used.
+CODEOWNERS_PATHS: tuple[str, ...] = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
+#: GitHub ignores a CODEOWNERS file larger than this.
+MAX_BYTES = 3 * 1024 * 1024
+#: Patterns that own every path (the "catch-all" rule whose owners are the default core team).
+CATCH_ALL = ("*", "**", "/**")
+
+_INLINE_COMMENT = re.compile(r"\s#.*$")
+
+
+class OwnersError(Exception):
+    """The CODEOWNERS text cannot be used; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class CodeownersFile:
+    """The CODEOWNERS file of one ref: its path and its text."""
+
+    path: str
+    text: str
+    size: int
+
+
+def find_codeowners(snapshot: Snapshot) -> CodeownersFile | None:
+    """The first of `CODEOWNERS_PATHS` that exists at this ref, as GitHub picks it; None if none."""
+    for path in CODEOWNERS_PATHS:
+        data = snapshot.read(path)
+        if data is not None:
+            return CodeownersFile(path, data.decode("utf-8-sig", "replace"), len(data))
+    return None
+
+
+def handle_key(handle: str) -> str:
+    """How handles compare: without the leading `@`, case-insensitive (GitHub logins and slugs are)."""
+    return handle.strip().lstrip("@").casefold()
+
+
+@dataclass(frozen=True)
+class Owner:
+    """One owner as written in the file: `@user`, `@org/team` or an e-mail address."""
+
+    handle: str
+    kind: Literal["user", "team", "email"]
+
+    @property
+    def key(self) -> str:
+        return handle_key(self.handle)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The line of CODEOWNERS that decides a path's owners (the last matching line)."""
+
+    pattern: str
+    line: int
+    owners: tuple[Owner, ...]
+
+
+_KINDS: dict[str, Literal["user", "team", "email"]] = {"USERNAME": "user", "TEAM": "team", "EMAIL": "email"}
+
+
+def _normalise(line: str) -> tuple[str, str | None]:
+    """The line as the package should see it, and the rule's pattern as written (None: no rule)."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return line, None
+    # Split off the pattern (escaped spaces belong to it), then drop an end-of-line comment.
+    match = re.match(r"(?:\\.|\S)+", stripped)
+    pattern = match.group(0) if match else stripped
+    rest = _INLINE_COMMENT.sub("", " " + stripped[len(pattern):]).strip()
+    effective = pattern
+    body = pattern.rstrip("/")
+    if "\\ " in pattern and "/" not in body and not pattern.startswith("**/"):
+        effective = "**/" + pattern
+    return f"{effective} {rest}".rstrip(), pattern
+
+
+class OwnersFile:
+    """A parsed CODEOWNERS text: `rule_for(path)` answers as GitHub would."""
+
+    def __init__(self, text: str) -> None:
+        lines: list[str] = []
+        self._patterns: dict[int, str] = {}
+        for number, line in enumerate(text.splitlines(), start=1):
+            normalised, pattern = _normalise(line)
+            lines.append(normalised)
+            if pattern is not None:
+                self._patterns[number] = pattern
+        try:
+            self._parsed = CodeOwners("\n".join(lines))
+        except (ValueError, re.error) as exc:
+            raise OwnersError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+
+    def _rule(self, owners: list[tuple[str, str]], line: int) -> Rule:
+        found = tuple(Owner(handle, _KINDS[kind]) for kind, handle in owners)
+        return Rule(self._patterns.get(line, ""), line, tuple(dict.fromkeys(found)))
+
+    def rule_for(self, path: str) -> Rule | None:
+        """The last rule whose pattern matches `path` (it may list no owners); None when none does."""
+        owners, line, _pattern, _section = self._parsed.matching_line(path)
+        return None if line is None else self._rule(owners, line)
+
+    def catch_all(self) -> Rule | None:
+        """The last catch-all rule (`*`), whose owners are the default core team; None if there is none."""
+        for _regex, _pattern, owners, line, _section in self._parsed.paths:  # last line first
+            if self._patterns.get(line) in CATCH_ALL:
+                return self._rule(owners, line)
+        return None

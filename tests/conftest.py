@@ -1,0 +1,82 @@
+"""Shared fixtures: the bundled example repository, variants of it, and the real-world data."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bot.example import ExampleRepo, build_example
+from bot.local import LocalRequest, run_local
+from bot.report import Report
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "real-world"
+RECIPE = "benchmarks/single_node/srt-slurm-recipes/kimik3/atom/mi355x-fp4-mtp/agentic.yaml"
+MASTER = "configs/amd-master.yaml"
+CHANGELOG = "perf-changelog.yaml"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
+
+
+def shared_or_skip(*parts: str) -> Path:
+    """A path under ../shared/real-world, or skip the test saying the data is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real-world data not found at {path} (../shared is absent on this machine)")
+    return path
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> ExampleRepo:
+    return build_example(tmp_path / "example")
+
+
+def commit(repo: Path, edits: dict[str, Callable[[str], str] | str | None], message: str = "edit") -> str:
+    """Apply edits (new text, a function of the old text, or None to delete) and commit; returns the SHA."""
+    for path, edit in edits.items():
+        target = repo / path
+        if edit is None:
+            target.unlink()
+            continue
+        text = edit(target.read_text(encoding="utf-8")) if callable(edit) else edit
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env=env)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "commit.gpgsign=false", "commit", "-qm", message], check=True, env=env
+    )
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def replace(old: str, new: str, count: int = 1) -> Callable[[str], str]:
+    """An edit that replaces `old` (which must be present) by `new`."""
+
+    def edit(text: str) -> str:
+        assert old in text, f"{old!r} not found"
+        return text.replace(old, new, count)
+
+    return edit
+
+
+@pytest.fixture
+def review_example(example: ExampleRepo) -> Callable[..., Report]:
+    """Review the example PR, optionally after committing edits on top of its head."""
+
+    def run(edits: dict | None = None, **overrides: object) -> Report:
+        head = commit(example.path, edits) if edits else example.head
+        fields = {"title": example.title, "body": example.body, "labels": example.labels, "offline": True}
+        fields.update(overrides)
+        report, _, _ = run_local(LocalRequest(repo=str(example.path), base=example.base, head=head, **fields))
+        return report
+
+    return run

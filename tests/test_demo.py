@@ -1,0 +1,103 @@
+"""The bundled example PR reviewed end to end, through the CLI as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from bot.cli import main
+from bot.findings import CHECK_IDS
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_demo_comment_is_clean_and_bilingual() -> None:
+    done = run_cli("demo")
+    assert done.returncode == 0, done.stderr
+    comment = done.stdout
+    assert comment.startswith("<!-- prbot:sticky -->")
+    assert "no blocking issues · 1 warning" in comment
+    assert "**Published set:** `[1, 4, 14, 16, 48, 56, 72]` → unchanged" in comment
+    assert (
+        "1 entry appended after the last entry, one blank line before each, covering "
+        "`kimik3-fp4-mi355x-atom-agentic-mtp`" in comment
+    )
+    assert "`pr-link` is the `XXX` placeholder" in comment
+    english, chinese = comment.split("<details><summary>中文</summary>")
+    assert "### prbot 审阅 — 无阻塞问题 · 1 条警告" in chinese
+    assert "**发布集合：** `[1, 4, 14, 16, 48, 56, 72]` → 未变" in chinese
+    # Both halves carry the same checks and the same numbers.
+    for text in ("1028 GB", "1799 GB", "override_tp8_dcp8_c72_lmcache", "C48", "56.0"):
+        assert text in english and text in chinese
+    assert "#### Blocking" not in english and "#### 阻塞问题" not in chinese
+
+
+def test_demo_json_report_has_the_design_shape() -> None:
+    done = run_cli("demo", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert set(report) == {"verdict", "findings", "published_sets", "sweep_plan"}
+    assert report["verdict"] == "warnings"
+    keys = {"check", "severity", "config_key", "file", "line", "message_en", "message_zh", "suggestion"}
+    for item in report["findings"]:
+        assert set(item) == keys
+        assert item["check"] in CHECK_IDS
+        assert item["severity"] in {"blocking", "warning", "info", "verified", "unverified"}
+        assert isinstance(item["message_en"], str) and item["message_en"]
+        assert isinstance(item["message_zh"], str) and item["message_zh"]
+        assert item["line"] is None or isinstance(item["line"], int)
+    assert report["published_sets"] == {
+        "kimik3-fp4-mi355x-atom-agentic-mtp": {
+            "base": [1, 4, 14, 16, 48, 56, 72],
+            "head": [1, 4, 14, 16, 48, 56, 72],
+        }
+    }
+    plan = report["sweep_plan"]["keys"]["kimik3-fp4-mi355x-atom-agentic-mtp"]
+    assert [r["concurrency"] for r in plan["runs"]] == [1, 4, 14, 16, 48, 56, 72]
+    assert plan["canary"]["concurrency"] == 1 and plan["gpu_hours"] == 56.0
+    # Every check says something; the ones not built yet say so instead of passing.
+    said = {item["check"] for item in report["findings"]}
+    assert said == set(CHECK_IDS)
+
+
+def test_single_language_output() -> None:
+    english = run_cli("demo", "--lang", "en").stdout
+    chinese = run_cli("demo", "--lang", "zh").stdout
+    assert "中文" not in english and "审阅" not in english
+    assert "prbot 审阅" in chinese and "What was checked" not in chinese
+
+
+def test_bad_ref_is_one_line_and_exit_2(example, capsys) -> None:
+    code = main(["review", "--repo", str(example.path), "--base", "no-such-ref", "--head", example.head])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip().splitlines()[0].startswith("prbot: unknown ref 'no-such-ref'")
+    assert "Traceback" not in err
+
+
+def test_not_a_repository_is_exit_2(tmp_path, capsys) -> None:
+    code = main(["review", "--repo", str(tmp_path), "--base", "main"])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not a git repository" in err and "Traceback" not in err
+
+
+def test_review_of_refs_matches_demo(example) -> None:
+    done = run_cli(
+        "review",
+        "--repo",
+        str(example.path),
+        "--base",
+        example.base,
+        "--head",
+        example.head,
+        "--label",
+        "full-sweep-fail-fast",
+        "--offline",
+        "--format",
+        "json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["verdict"] == "warnings"

@@ -1,0 +1,199 @@
+"""Variants of the example PR, each breaking one rule: the review must name exactly what broke."""
+
+from __future__ import annotations
+
+from bot.findings import Severity
+from tests.conftest import CHANGELOG, MASTER, RECIPE, replace
+
+KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
+C2_VARIANT = """
+override_tp8_c2:
+  roles:
+    agg:
+      args:
+        max-num-seqs: 4
+  benchmark:
+    env:
+      CONC: '2'
+"""
+
+
+def ids(report, severity: Severity, check: str | None = None) -> list[str]:
+    return [
+        f.message_id
+        for f in report.findings
+        if f.severity is severity and (check is None or f.check == check)
+    ]
+
+
+def only(report, message_id: str):
+    found = [f for f in report.findings if f.message_id == message_id]
+    assert len(found) == 1, [f.message_id for f in report.findings]
+    return found[0]
+
+
+def test_demo_has_no_blocking(review_example) -> None:
+    report = review_example()
+    assert report.verdict == "warnings"
+    assert ids(report, Severity.WARNING) == ["changelog-pr-link-placeholder"]
+
+
+# --- issue 2: changelog, labels, consistency ------------------------------------------------
+
+
+def _move_last_entry_up(text: str) -> str:
+    entries = text.rstrip("\n").split("\n\n")
+    last = entries.pop()
+    entries.insert(3, last)
+    return "\n\n".join(entries) + "\n"
+
+
+def test_entry_inserted_mid_file_is_blocking(review_example) -> None:
+    report = review_example({CHANGELOG: _move_last_entry_up})
+    finding = only(report, "changelog-inserted")
+    assert finding.severity is Severity.BLOCKING and finding.file == CHANGELOG and finding.line is not None
+    assert "above the end of the changelog" in finding.message_en and "末尾" in finding.message_zh
+
+
+def test_no_changelog_change_is_blocking(review_example, example) -> None:
+    base_text = (example.path / CHANGELOG).read_text()
+    tail = base_text.rstrip("\n").rsplit("\n\n", 1)[0] + "\n"
+    report = review_example({CHANGELOG: tail})
+    finding = only(report, "changelog-missing")
+    assert finding.severity is Severity.BLOCKING and KEY in finding.message_en
+    # With no appended entry the sweep label now warns that nothing will run.
+    assert "labels-primary-without-entry" in ids(report, Severity.WARNING, "labels")
+
+
+def test_two_primary_labels_are_blocking(review_example) -> None:
+    report = review_example(labels=("full-sweep-fail-fast", "full-sweep-enabled"))
+    finding = only(report, "labels-several-primaries")
+    assert finding.severity is Severity.BLOCKING
+    assert "full-sweep-fail-fast" in finding.message_en and "full-sweep-enabled" in finding.message_en
+
+
+def test_modifier_alone_is_blocking(review_example) -> None:
+    report = review_example(labels=("evals-only",))
+    finding = only(report, "labels-modifier-alone")
+    assert finding.severity is Severity.BLOCKING and "evals-only" in finding.message_en
+    assert "full-sweep-fail-fast" in finding.message_zh
+
+
+def test_no_label_with_entry_is_info(review_example) -> None:
+    report = review_example(labels=())
+    assert only(report, "labels-no-primary").severity is Severity.INFO
+    assert report.verdict == "warnings"
+
+
+def test_title_naming_unpublished_concurrency_warns(review_example) -> None:
+    report = review_example(title="kimik3 ATOM retune for C1/C2")
+    finding = only(report, "consistency-mentioned-not-published")
+    assert finding.severity is Severity.WARNING
+    assert "C2" in finding.message_en and "C1," not in finding.message_en.split("published")[0]
+
+
+# --- issue 3: recipe-selection and dram -----------------------------------------------------
+
+
+def test_every_concurrency_maps_to_one_variant(review_example) -> None:
+    finding = only(review_example(), "selection-ok")
+    assert finding.severity is Severity.VERIFIED
+    for conc, variant in [
+        (1, "override_tp8_c1"),
+        (4, "override_tp8_c4"),
+        (14, "override_tp8_dcp8_c14_lmcache"),
+        (16, "override_tp8_dcp8_c16_lmcache"),
+        (48, "override_tp8_dcp8_c48_lmcache"),
+        (56, "override_tp8_dcp8_c56_lmcache"),
+        (72, "override_tp8_dcp8_c72_lmcache"),
+    ]:
+        assert f"C{conc} → {variant}" in finding.message_en
+
+
+def test_dram_blocks_verified_with_numbers(review_example) -> None:
+    report = review_example()
+    blocks = [f for f in report.findings if f.message_id == "dram-block-ok"]
+    assert [(f.params["utilization"], f.params["total"], f.params["per_rank"]) for f in blocks] == [
+        ("0.343", 1028, 128),
+        ("0.6", 1799, 224),
+    ]
+    assert all(f.severity is Severity.VERIFIED for f in blocks)
+    assert "0.6 × 8/8 → 1799 GB, 224 GB/rank" in blocks[1].message_en
+    assert "OFFLOAD_STATE_CPU_SIZE 128 ≤ 224" in blocks[1].message_en
+
+
+def _with_conc_2(text: str) -> str:
+    return text.replace("conc-list: [1, 4]", "conc-list: [1, 2, 4]", 1)
+
+
+def test_duplicated_conc_variant_is_blocking_and_names_both(review_example) -> None:
+    twin = C2_VARIANT.replace("override_tp8_c2", "override_tp8_c2_twin")
+    report = review_example({MASTER: _with_conc_2, RECIPE: lambda t: t + C2_VARIANT + twin})
+    finding = only(report, "selection-ambiguous")
+    assert finding.severity is Severity.BLOCKING and finding.params["concurrency"] == 2
+    assert "override_tp8_c2" in finding.message_en and "override_tp8_c2_twin" in finding.message_en
+    assert finding.file == MASTER and finding.line == 56
+
+
+def test_point_without_variant_is_blocking(review_example) -> None:
+    report = review_example({MASTER: _with_conc_2})
+    finding = only(report, "selection-none")
+    assert finding.severity is Severity.BLOCKING and finding.params["concurrency"] == 2
+    assert RECIPE in finding.message_en
+
+
+def test_leftover_variant_is_a_warning(review_example) -> None:
+    report = review_example({RECIPE: lambda t: t + C2_VARIANT})
+    finding = only(report, "selection-leftover")
+    assert finding.severity is Severity.WARNING and finding.params["variant"] == "override_tp8_c2"
+    assert report.verdict == "warnings"
+
+
+def test_wrong_total_is_blocking_with_suggestion(review_example) -> None:
+    report = review_example({RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: '1800'")})
+    finding = only(report, "dram-total-mismatch")
+    assert finding.severity is Severity.BLOCKING and finding.file == RECIPE and finding.line == 160
+    assert finding.params["expected"] == 1799
+    assert finding.suggestion == "      TOTAL_CPU_DRAM_GB: '1799'"
+    assert "1800" in finding.message_en and "1799" in finding.message_zh
+
+
+def test_suggestion_is_rendered_as_block(review_example) -> None:
+    from bot.render import render_comment
+
+    report = review_example({RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: '1800'")})
+    comment = render_comment(report, lang="en")
+    assert "```suggestion\n        TOTAL_CPU_DRAM_GB: '1799'\n  ```" in comment
+    assert f"`{RECIPE}:160`" in comment
+
+
+def test_oversubscribed_pool_is_blocking(review_example) -> None:
+    report = review_example(
+        {RECIPE: replace("LMCACHE_MAX_LOCAL_CPU_SIZE: '224'", "LMCACHE_MAX_LOCAL_CPU_SIZE: '225'")}
+    )
+    finding = only(report, "dram-pool-oversubscribed")
+    assert finding.severity is Severity.BLOCKING and finding.params["expected"] == 224
+    assert finding.suggestion.endswith("LMCACHE_MAX_LOCAL_CPU_SIZE: '224'")
+
+
+def test_state_above_pool_is_blocking(review_example) -> None:
+    report = review_example(
+        {RECIPE: replace("OFFLOAD_STATE_CPU_SIZE: '128'", "OFFLOAD_STATE_CPU_SIZE: '300'")}
+    )
+    finding = only(report, "dram-state-over-pool")
+    assert finding.severity is Severity.BLOCKING and finding.params["pool"] == 224
+
+
+def test_unknown_runner_is_blocking_not_a_crash(review_example) -> None:
+    report = review_example(
+        {MASTER: replace("runner: cluster:mi355x-amds", "runner: cluster:mi355x-nowhere")}
+    )
+    finding = only(report, "dram-unknown-runner")
+    assert finding.severity is Severity.BLOCKING and "cluster:mi355x-nowhere" in finding.message_en
+    assert not [f for f in report.findings if f.message_id == "check-crashed"]
+
+
+def test_missing_recipe_is_blocking(review_example) -> None:
+    report = review_example({RECIPE: None})
+    found = [f for f in report.findings if f.message_id == "selection-recipe-missing"]
+    assert found and all(f.severity is Severity.BLOCKING for f in found)

@@ -1,0 +1,63 @@
+"""Hostile YAML is refused quickly and clearly; ordinary YAML keeps its line numbers."""
+
+from __future__ import annotations
+
+import resource
+import time
+
+import pytest
+
+from bot.yamlsafe import YamlProblem, decode, load
+
+
+def _bomb(levels: int = 9) -> str:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, levels + 1):
+        prev, name = chr(96 + i), chr(97 + i)
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_alias_bomb_refused_fast_with_bounded_memory() -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    with pytest.raises(YamlProblem) as caught:
+        load(_bomb())
+    assert caught.value.kind == "alias-bomb"
+    assert time.perf_counter() - started < 1.0
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB
+
+
+@pytest.mark.parametrize("text", ["[" * 10_000 + "]" * 10_000, "".join(" " * i + "a:\n" for i in range(200))])
+def test_deep_nesting_refused(text: str) -> None:
+    with pytest.raises(YamlProblem) as caught:
+        load(text)
+    assert caught.value.kind == "too-deep"
+
+
+def test_duplicates_and_lines_are_recorded() -> None:
+    loaded = load("x: 1\nbase: &b {k: 1}\nv:\n  <<: *b\n  k: 2\n  k: 3\nlist:\n  - 1\n  - 2\n")
+    assert loaded.data["v"] == {"k": 3}
+    assert loaded.data.lines == {"x": 1, "base": 2, "v": 3, "list": 7}
+    assert loaded.data["list"].lines == [8, 9]
+    assert [(d.key, d.line, d.first_line) for d in loaded.duplicates] == [("k", 6, 5)]
+
+
+def test_merge_override_is_not_a_duplicate() -> None:
+    assert load("a: &a {x: 1}\nb:\n  <<: *a\n  x: 2\n").duplicates == []
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [(b"a: \xff\xfe\n", "invalid-utf8"), (b"a: 1\x00\n", "nul-byte"), (b"x" * 5_000_000, "too-large")],
+)
+def test_bytes_refused_with_reason(data: bytes, kind: str) -> None:
+    with pytest.raises(YamlProblem) as caught:
+        decode(data)
+    assert caught.value.kind == kind
+
+
+def test_syntax_error_has_a_line() -> None:
+    with pytest.raises(YamlProblem) as caught:
+        load("a: 1\nb: [1, 2\nc: 3\n", line_offset=100)
+    assert caught.value.kind == "syntax" and caught.value.line and caught.value.line > 100
