@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.model import layout as layout_mod
 from bot.model.changelog import ChangelogDiff, compare
+from bot.model.images import ImageUse
 from bot.model.layout import Layout
 from bot.model.master import ConfigEntry, MasterFile, Point
 from bot.model.owners import CodeownersFile, find_codeowners
@@ -110,6 +111,20 @@ class ReviewDiff:
     recipe_users: dict[str, list[ConfigEntry]] = field(default_factory=dict)
     # CODEOWNERS as read at the BASE ref (a PR must not choose its own owners); None if absent.
     codeowners: CodeownersFile | None = None
+
+
+def image_uses(diff: ReviewDiff) -> list[ImageUse]:
+    """Each changed key with each recipe it runs at the head: the digest check's input."""
+    uses = []
+    for change in diff.keys.values():
+        if change.head is None:
+            continue
+        for path in sorted({p.recipe for p in change.head.points if p.recipe}):
+            head = diff.recipes_head.get(path)
+            base = diff.recipes_base.get(path)
+            uses.append(ImageUse(change.key, change.base.image if change.base else None, change.head.image, path,
+                                 tuple(base.pins) if base else (), tuple(head.pins) if head else ()))
+    return uses
 
 
 def _master(snapshot: Snapshot, path: str, layout: Layout) -> MasterFile | None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable
 
-from bot.checks import changelog, codeowners, consistency, dram, labels, recipe_selection, sweep_plan
+from bot.checks import changelog, codeowners, consistency, digest, dram, labels, recipe_selection, sweep_plan
 from bot.checks.context import CheckContext
-from bot.diff import compute
+from bot.diff import ReviewDiff, compute, image_uses
 from bot.findings import Finding, Severity, finding
 from bot.pullrequest import PullRequest
 from bot.report import Report
@@ -23,7 +23,6 @@ CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
     ("consistency", consistency.check),
     ("sweep-plan", sweep_plan.check),
 )
-NOT_IMPLEMENTED = ("digest",)
 
 
 def _run_check(
@@ -45,21 +44,34 @@ def _run_check(
         ]
 
 
+def _digest(diff: ReviewDiff, offline: bool) -> list[Finding]:
+    """The only check that needs the network: resolve the tags, then compare (pure)."""
+    uses = image_uses(diff)
+    if offline:
+        return digest.check(uses, None, "--offline")
+    from bot.sources.registry import RegistryClient
+
+    with RegistryClient() as registry:
+        return digest.check(uses, registry.resolve_many(digest.references(uses)))
+
+
 def review(
     base: Snapshot,
     head: Snapshot,
     changed_files: list[str],
     pr: PullRequest,
     settings: Settings | None = None,
+    *,
+    offline: bool = False,
 ) -> Report:
-    """Run every check on the difference between base and head."""
+    """Run every check on the difference between base and head (`offline`: no registry lookups)."""
     settings = settings or Settings()
     diff = compute(base, head, changed_files)
     ctx = CheckContext(diff, pr, settings)
     findings: list[Finding] = []
     for check_id, run in CHECKS:
         findings += _run_check(check_id, run, ctx)
-    findings += [finding(c, Severity.UNVERIFIED, "not-implemented") for c in NOT_IMPLEMENTED]
+    findings += _run_check("digest", lambda c: _digest(c.diff, offline), ctx)
     published = {c.key: {"base": c.published_base, "head": c.published_head} for c in diff.keys.values()}
     aspects = {c.key: c.aspects for c in diff.keys.values()}
     return Report(findings, published, sweep_plan.plan(ctx), aspects)

@@ -78,6 +78,7 @@ def run_local(request: LocalRequest) -> tuple[Report, tuple[str, str], float]:
             repo.changed_files(base_sha, head_sha),
             pr,
             settings,
+            offline=request.offline,
         )
     finally:
         repo.close()
