@@ -10,8 +10,8 @@ Measures, on the real history bundle in `../shared/real-world/` (next to the rep
 (b) a full offline review of the five largest and the two smallest real PRs, in-process
     (`run_local`, wall and CPU time, plus the JSON emit) and end to end through the CLI in a
     fresh subprocess (wall and CPU time);
-(c) the peak RSS of each CLI subprocess (`os.wait4` rusage, i.e. the process and the git
-    children it waited for);
+(c) the peak RSS of each CLI subprocess, started through GNU `time -f %M` (or a tiny python
+    spawner using `os.wait4`) so that this process's own RSS is not inherited into the figure;
 (d) cold start: `python -m bot --help`, `python -X importtime -c "import bot.cli"` and the
     time to the first byte on stdout of `python -m bot demo`.
 
@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -105,17 +106,57 @@ class Child:
     first_byte: float | None = None
 
 
+# Peak RSS must come from a *small* parent: Linux carries the parent's high-water RSS over fork and
+# exec into the child's ru_maxrss, so a child forked from this (large) benchmark process would
+# report at least this process's RSS. Each measured command is therefore started through GNU time
+# (a small C program; `-f %M` is KiB) when available, else through a tiny `python -S -I` spawner.
+_SPAWNER = (
+    "import os, sys\n"
+    "pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "with open(sys.argv[1], 'w') as f:\n"
+    "    f.write(f'{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}')\n"
+    "code = os.waitstatus_to_exitcode(status)\n"
+    "sys.exit(code if code >= 0 else 128 - code)\n"
+)
+_GNU_TIME: str | None = None
+
+
+def _detect_gnu_time() -> str | None:
+    path = "/usr/bin/time"
+    if not os.access(path, os.X_OK):
+        return None
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as note:
+        done = subprocess.run([path, "-f", "%M", "-o", note.name, "true"], capture_output=True, check=False)
+        return path if done.returncode == 0 and note.read().strip().isdigit() else None
+
+
+def rss_method() -> str:
+    return f"GNU time (%M) via {_GNU_TIME}" if _GNU_TIME else "python -S -I posix_spawn + wait4 spawner"
+
+
+def _kill_group(pid: int) -> None:
+    """On timeout: kill the process group this benchmark created for one measured command."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 def run_child(cmd: list[str], *, first_byte: bool = False, timeout: float = CHILD_TIMEOUT_S) -> Child:
     """Run one fresh subprocess; wall time, CPU (user+sys, incl. waited-for grandchildren), peak RSS.
 
     With `first_byte`, also the time from spawn until the first byte arrives on its stdout.
     """
     env = child_env()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".rss") as note:
+        if _GNU_TIME:
+            wrapped = [_GNU_TIME, "-f", "%M", "-o", note.name, *cmd]
+        else:
+            wrapped = [PYTHON, "-S", "-I", "-c", _SPAWNER, note.name, *cmd]
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(wrapped, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
                                 stdout=subprocess.PIPE if first_byte else out, stderr=err)
-        timer = threading.Timer(timeout, proc.kill)
+        timer = threading.Timer(timeout, _kill_group, (proc.pid,))
         timer.start()
         ttfb = None
         head = b""
@@ -126,18 +167,18 @@ def run_child(cmd: list[str], *, first_byte: bool = False, timeout: float = CHIL
                 ttfb = time.perf_counter() - started if head else None
                 head += proc.stdout.read()
                 proc.stdout.close()
-            if hasattr(os, "wait4"):
-                _, status, usage = os.wait4(proc.pid, 0)
-                wall = time.perf_counter() - started
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                cpu = usage.ru_utime + usage.ru_stime
-                rss = rss_mib(usage.ru_maxrss)
-            else:  # pragma: no cover - non-POSIX
-                proc.wait()
-                wall = time.perf_counter() - started
-                cpu = rss = None
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - started
+            proc.returncode = os.waitstatus_to_exitcode(status)
         finally:
             timer.cancel()
+        fields = note.read().split()
+        cpu: float | None = usage.ru_utime + usage.ru_stime
+        rss = None
+        if _GNU_TIME and fields and fields[-1].isdigit():
+            rss = int(fields[-1]) / 1024  # GNU time reports KiB
+        elif not _GNU_TIME and len(fields) == 2:
+            rss, cpu = rss_mib(int(fields[0])), float(fields[1])
         out.seek(0)
         err.seek(0)
         stdout = head if first_byte else out.read()
@@ -559,10 +600,12 @@ def main(argv: list[str] | None = None) -> int:
         print("bench: skipped — pyyaml with the libyaml C loader (yaml.CSafeLoader) is not available")
         return 0
 
+    global _GNU_TIME
+    _GNU_TIME = _detect_gnu_time()
     started = time.perf_counter()
     print(f"prbot benchmark — python {platform.python_version()} ({PYTHON}), {platform.platform()}, "
           f"{os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}, "
-          f"{runs} run(s)")
+          f"{runs} run(s); RSS by {rss_method()}")
     with tempfile.TemporaryDirectory(prefix="prbot-bench-") as tmp:
         repo = Path(tmp) / "history"
         subprocess.run(["git", "clone", "-q", str(BUNDLE), str(repo)], check=True)
@@ -615,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
         payload = {
             "meta": {"python": platform.python_version(), "executable": PYTHON,
                      "platform": platform.platform(), "cpus": os.cpu_count(), "loadavg": os.getloadavg(),
-                     "runs": runs, "bundle": str(BUNDLE), "unix_time": time.time()},
+                     "runs": runs, "bundle": str(BUNDLE), "unix_time": time.time(),
+                     "rss_method": rss_method()},
             "prs": [p.summary() for p in prs],
             "cold_start": asdict(cold) | {"median": {
                 "python_pass_s": median(cold.python_pass), "help_s": median(cold.help_wall),

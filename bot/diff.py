@@ -122,8 +122,16 @@ def image_uses(diff: ReviewDiff) -> list[ImageUse]:
         for path in sorted({p.recipe for p in change.head.points if p.recipe}):
             head = diff.recipes_head.get(path)
             base = diff.recipes_base.get(path)
-            uses.append(ImageUse(change.key, change.base.image if change.base else None, change.head.image, path,
-                                 tuple(base.pins) if base else (), tuple(head.pins) if head else ()))
+            uses.append(
+                ImageUse(
+                    change.key,
+                    change.base.image if change.base else None,
+                    change.head.image,
+                    path,
+                    tuple(base.pins) if base else (),
+                    tuple(head.pins) if head else (),
+                )
+            )
     return uses
 
 

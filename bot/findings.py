@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot import messages
+from bot.model.problems import Problem
 
 CHECK_IDS: tuple[str, ...] = (
     "recipe-selection",
@@ -72,6 +73,12 @@ class Finding:
             "message_zh": self.message_zh,
             "suggestion": self.suggestion,
         }
+
+
+def from_problem(check: str, severity: Severity, problem: Problem, config_key: str | None = None) -> Finding:
+    """A finding for a problem the model found while reading a file (same message, same place)."""
+    key = config_key if config_key is not None else problem.params.get("key")
+    return Finding(check, severity, problem.message_id, dict(problem.params), key, problem.file, problem.line)
 
 
 def finding(

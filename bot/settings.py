@@ -47,6 +47,8 @@ class Settings:
             spec = known.get(str(key))
             if spec is None:
                 raise SettingsError(f"settings file: unknown setting {key!r}")
+            if isinstance(spec.default, tuple) and isinstance(value, str):
+                value = [value]
             if isinstance(value, list):
                 if not all(isinstance(v, str) for v in value):
                     raise SettingsError(f"settings file: {key} must be a list of strings")

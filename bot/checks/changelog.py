@@ -6,7 +6,7 @@ import fnmatch
 import re
 
 from bot.checks.context import CheckContext
-from bot.findings import Finding, Severity, finding
+from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.changelog import EVAL_FIELDS, KNOWN_FIELDS, SCENARIO_TYPES, Entry
 
 CHECK = "changelog"
@@ -171,23 +171,8 @@ def check(ctx: CheckContext) -> list[Finding]:
     log = diff.changelog
     assert log is not None
     if log.unreadable is not None:
-        problem = log.unreadable
-        return [
-            finding(
-                CHECK,
-                Severity.BLOCKING,
-                problem.message_id,
-                file=problem.file,
-                line=problem.line,
-                **problem.params,
-            )
-        ]
-    for problem in log.edits[:MAX_EDITS_LISTED]:
-        out.append(
-            finding(
-                CHECK, Severity.BLOCKING, problem.message_id, file=file, line=problem.line, **problem.params
-            )
-        )
+        return [from_problem(CHECK, Severity.BLOCKING, log.unreadable)]
+    out += [from_problem(CHECK, Severity.BLOCKING, problem) for problem in log.edits[:MAX_EDITS_LISTED]]
     if len(log.edits) > MAX_EDITS_LISTED:
         out.append(
             finding(
@@ -200,9 +185,7 @@ def check(ctx: CheckContext) -> list[Finding]:
         )
     for problem in log.hygiene:
         severity = Severity.BLOCKING if problem.message_id in BLOCKING_HYGIENE else Severity.WARNING
-        out.append(
-            finding(CHECK, severity, problem.message_id, file=file, line=problem.line, **problem.params)
-        )
+        out.append(from_problem(CHECK, severity, problem))
     for dup in log.duplicates:
         out.append(
             finding(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from bot.checks.context import CheckContext
-from bot.findings import Finding, Severity, finding
+from bot.findings import Finding, Severity, finding, from_problem
 
 CHECK = "consistency"
 _MENTION = re.compile(
@@ -26,18 +26,7 @@ def mentioned_concurrencies(text: str) -> list[int]:
 
 def check(ctx: CheckContext) -> list[Finding]:
     diff = ctx.diff
-    out = [
-        finding(
-            CHECK,
-            Severity.BLOCKING,
-            p.message_id,
-            file=p.file,
-            line=p.line,
-            config_key=p.params.get("key"),
-            **p.params,
-        )
-        for p in diff.problems
-    ]
+    out = [from_problem(CHECK, Severity.BLOCKING, p) for p in diff.problems]
     live = ctx.live_keys()
     published = {c for change in live for c in change.published_head}
     mentioned = mentioned_concurrencies(f"{ctx.pr.title}\n{ctx.pr.body}")

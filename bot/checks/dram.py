@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.checks.context import CheckContext
 from bot.diff import KeyChange, Run
-from bot.findings import Finding, Severity, finding
+from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.dram import Budget, budget
 from bot.model.recipe import Variant
 from bot.model.runners import Hardware, lookup
@@ -39,18 +39,7 @@ def _hardware(ctx: CheckContext, change: KeyChange) -> tuple[Hardware | None, li
     runner = change.head.runner if change.head else None
     file = ctx.diff.layout.runners
     if ctx.diff.runners_problem is not None:
-        p = ctx.diff.runners_problem
-        return None, [
-            finding(
-                CHECK,
-                Severity.BLOCKING,
-                p.message_id,
-                config_key=change.key,
-                file=p.file,
-                line=p.line,
-                **p.params,
-            )
-        ]
+        return None, [from_problem(CHECK, Severity.BLOCKING, ctx.diff.runners_problem, change.key)]
     hardware = lookup(ctx.diff.runners, runner) if runner else None
     if hardware is None:
         return None, [

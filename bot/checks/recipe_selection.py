@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.checks.context import CheckContext
-from bot.findings import Finding, Severity, finding
+from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.recipe import Recipe
 from bot.model.selection import select
 
@@ -11,10 +11,7 @@ CHECK = "recipe-selection"
 
 
 def _recipe_problems(recipe: Recipe, key: str) -> list[Finding]:
-    return [
-        finding(CHECK, Severity.BLOCKING, p.message_id, config_key=key, file=p.file, line=p.line, **p.params)
-        for p in recipe.problems
-    ]
+    return [from_problem(CHECK, Severity.BLOCKING, p, key) for p in recipe.problems]
 
 
 def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:

@@ -1,0 +1,170 @@
+"""What the workflow asked for: the action's inputs and whether the event should start a review.
+
+Only the standard environment is read: `GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH` and the inputs,
+which a Docker action receives as `INPUT_<NAME>` with the name upper-cased and its dashes kept
+(`INPUT_FAIL-ON`); the underscore form (`INPUT_FAIL_ON`) is accepted as well.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bot.action_text import Msg, msg
+
+PR_EVENTS = frozenset(("pull_request", "pull_request_target"))
+PR_ACTIONS = frozenset(
+    ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled", "edited")
+)
+TRUSTED_ASSOCIATIONS = frozenset(("OWNER", "MEMBER", "COLLABORATOR"))
+COMMAND = re.compile(r"\s*/review(?:\s|$)")
+FAIL_ON = ("blocking", "warning", "never")
+LANGS = ("both", "en", "zh")
+BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+DEFAULT_CONFIG = ".github/prbot.yml"
+
+
+class ActionError(Exception):
+    """The action cannot run as configured; `message` is one line, in both languages."""
+
+    def __init__(self, message: Msg) -> None:
+        super().__init__(str(message))
+        self.message = message
+
+
+def input_value(env: Mapping[str, str], name: str, default: str = "") -> str:
+    """An input as a Docker action receives it (dashes kept) or with dashes as underscores."""
+    upper = name.upper()
+    for key in (f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"):
+        value = env.get(key, "").strip()
+        if value:
+            return value
+    return default
+
+
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
+    value = input_value(env, name, default).lower()
+    if value not in allowed:
+        raise ActionError(msg("action-input-invalid", name=name, allowed=list(allowed), value=value))
+    return value
+
+
+@dataclass(frozen=True)
+class Inputs:
+    token: str
+    config: str
+    fail_on: str
+    comment: bool
+    lang: str
+    registry_credentials: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Inputs:
+        token = input_value(env, "github-token") or env.get("GITHUB_TOKEN", "").strip()
+        if not token:
+            raise ActionError(msg("action-no-token"))
+        comment = input_value(env, "comment", "true").lower()
+        if comment not in BOOLEANS:
+            allowed = ["true", "false"]
+            raise ActionError(msg("action-input-invalid", name="comment", allowed=allowed, value=comment))
+        return cls(
+            token=token,
+            config=input_value(env, "config", DEFAULT_CONFIG),
+            fail_on=_choice(env, "fail-on", FAIL_ON, "blocking"),
+            comment=BOOLEANS[comment],
+            lang=_choice(env, "lang", LANGS, "both"),
+            registry_credentials=input_value(env, "registry-credentials"),
+        )
+
+
+def exit_code(verdict: str, fail_on: str) -> int:
+    """1 when the verdict fails the job under `fail-on`, else 0."""
+    if fail_on == "never":
+        return 0
+    if verdict == "blocking":
+        return 1
+    return 1 if verdict == "warnings" and fail_on == "warning" else 0
+
+
+def load_event(env: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """The event name and its JSON payload."""
+    for name in ("GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY"):
+        if not env.get(name):
+            raise ActionError(msg("action-env-missing", name=name))
+    path = env["GITHUB_EVENT_PATH"]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            payload = json.load(handle)
+    except OSError as exc:
+        detail = exc.strerror or type(exc).__name__
+        raise ActionError(msg("action-event-unreadable", path=path, detail=detail)) from None
+    except ValueError as exc:
+        raise ActionError(msg("action-event-unreadable", path=path, detail=str(exc))) from None
+    if not isinstance(payload, dict):
+        raise ActionError(msg("action-event-unreadable", path=path, detail="not a JSON object"))
+    return env["GITHUB_EVENT_NAME"], payload
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """Review pull request `number`; `comment_id` is the `/review` comment to acknowledge, if any."""
+
+    number: int
+    manual: bool = False
+    comment_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Skip:
+    """No review: say why in one log line and exit 0."""
+
+    reason: Msg
+
+
+def _is_bot(user: Mapping[str, Any]) -> bool:
+    return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
+
+
+def classify(event: str, payload: Mapping[str, Any]) -> Trigger | Skip:
+    """Decide from the event alone (drafts are decided again once the PR is read)."""
+    action = str(payload.get("action", ""))
+    if event in PR_EVENTS:
+        if action not in PR_ACTIONS:
+            return Skip(msg("action-skip-action", event=event, action=action))
+        pull = payload.get("pull_request") or {}
+        number = payload.get("number") or pull.get("number")
+        if not isinstance(number, int):
+            return Skip(msg("action-skip-not-pr"))
+        if pull.get("state") == "closed":
+            return Skip(msg("action-skip-closed", number=number))
+        if pull.get("draft"):
+            return Skip(msg("action-skip-draft", number=number))
+        return Trigger(number)
+    if event == "issue_comment":
+        return _comment(payload, action)
+    return Skip(msg("action-skip-event", event=event))
+
+
+def _comment(payload: Mapping[str, Any], action: str) -> Trigger | Skip:
+    issue = payload.get("issue") or {}
+    comment = payload.get("comment") or {}
+    user = comment.get("user") or {}
+    login = str(user.get("login", ""))
+    if not issue.get("pull_request"):
+        return Skip(msg("action-skip-not-pr"))
+    if action != "created":
+        return Skip(msg("action-skip-comment-action", action=action))
+    if _is_bot(user):
+        return Skip(msg("action-skip-bot", login=login))
+    if not COMMAND.match(str(comment.get("body") or "")):
+        return Skip(msg("action-skip-not-command"))
+    association = str(comment.get("author_association") or "NONE")
+    if association not in TRUSTED_ASSOCIATIONS:
+        return Skip(msg("action-skip-association", login=login, association=association))
+    number, comment_id = issue.get("number"), comment.get("id")
+    if not isinstance(number, int):
+        return Skip(msg("action-skip-not-pr"))
+    return Trigger(number, manual=True, comment_id=comment_id if isinstance(comment_id, int) else None)

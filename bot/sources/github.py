@@ -1,0 +1,355 @@
+"""A pull request and its files through the GitHub REST API (PyGithub): nothing is checked out or run.
+
+`connect` builds the client (retries with backoff on 5xx and rate limits), `GitHubSource` loads a
+pull request's metadata, changed files, comments and team members, and `GitHubSnapshot` reads the
+files of one commit (implements `bot.sources.snapshot.Snapshot`). Every API failure is raised as a
+`GitHubError` whose message is one line that names what was being done and never the token.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+import requests
+import urllib3
+from github import Auth, Github, GithubException, GithubRetry, RateLimitExceededException
+from github.PullRequest import PullRequest as GhPull
+
+from bot import textsafe
+from bot.action_text import Msg, msg
+from bot.pullrequest import Comment, PullRequest
+from bot.render import MARKER
+
+DEFAULT_API_URL = "https://api.github.com"
+#: The contents API sends no content for files above this size; the git blob API does.
+CONTENTS_LIMIT = 1024 * 1024
+#: The compare API lists at most this many changed files; beyond it the pull request's file list is used.
+COMPARE_FILE_LIMIT = 300
+#: The pull request files API lists at most this many files.
+PULL_FILES_LIMIT = 3000
+#: Teams whose members are looked up for CODEOWNERS sign-offs, at most.
+MAX_TEAMS = 20
+RETRY_STATUSES = (500, 502, 503, 504)
+_MAX_DETAIL_CHARS = 160
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """How the client talks to GitHub. The defaults suit a workflow run; tests shorten the waits."""
+
+    timeout: int = 30
+    retries: int = 3
+    backoff_factor: float = 2.0
+    # Longest wait for a rate limit to reset before giving up (seconds).
+    max_rate_limit_wait: int = 120
+    secondary_rate_wait: float = 60.0
+    seconds_between_requests: float | None = None
+    # GitHub asks integrations to space out writes to stay clear of secondary rate limits.
+    seconds_between_writes: float | None = 1.0
+    per_page: int = 100
+
+
+def connect(token: str, api_url: str | None = None, options: ClientOptions | None = None) -> Github:
+    """A lazy PyGithub client: objects are fetched when first read, so no request is wasted."""
+    options = options or ClientOptions()
+    retry = GithubRetry(
+        total=options.retries,
+        backoff_factor=options.backoff_factor,
+        status_forcelist=list(RETRY_STATUSES),
+        allowed_methods=None,  # writes too: a duplicated comment is cleaned up by bot.sticky
+        raise_on_status=False,  # the last 5xx reaches PyGithub, which raises it with its status
+        secondary_rate_wait=options.secondary_rate_wait,
+        max_rate_limit_wait=options.max_rate_limit_wait,
+    )
+    return Github(
+        auth=Auth.Token(token),
+        base_url=(api_url or DEFAULT_API_URL).rstrip("/"),
+        timeout=options.timeout,
+        retry=retry,
+        per_page=options.per_page,
+        seconds_between_requests=options.seconds_between_requests,
+        seconds_between_writes=options.seconds_between_writes,
+        lazy=True,
+    )
+
+
+class GitHubError(Exception):
+    """An API call failed; `message` says what was being done and why, in both languages."""
+
+    def __init__(self, message: Msg, status: int | None = None) -> None:
+        super().__init__(str(message))
+        self.message = message
+        self.status = status
+
+
+API_ERRORS = (GithubException, requests.RequestException, urllib3.exceptions.HTTPError)
+
+
+def _detail(data: Any) -> str:
+    text = data.get("message", "") if isinstance(data, dict) else data if isinstance(data, str) else ""
+    return textsafe.clip(str(text), _MAX_DETAIL_CHARS)
+
+
+def explain(exc: BaseException, doing: Msg, retries: int = 3) -> GitHubError:
+    """The one-line, token-free description of an API failure."""
+    if isinstance(exc, GitHubError):
+        return exc
+    if isinstance(exc, GithubException):
+        status, detail = exc.status, _detail(exc.data)
+        if isinstance(exc, RateLimitExceededException) or (
+            status in (403, 429) and "rate limit" in detail.lower()
+        ):
+            return GitHubError(msg("action-api-rate-limit", doing=doing), status)
+        if status == 401:
+            return GitHubError(msg("action-api-401", doing=doing), status)
+        if status == 403:
+            return GitHubError(msg("action-api-403", doing=doing, detail=detail), status)
+        if status == 404:
+            return GitHubError(msg("action-api-404", doing=doing), status)
+        if status in RETRY_STATUSES:
+            return GitHubError(msg("action-api-server", doing=doing, status=status, retries=retries), status)
+        return GitHubError(msg("action-api-other", doing=doing, status=status, detail=detail), status)
+    if isinstance(exc, requests.exceptions.RetryError):
+        return GitHubError(msg("action-api-server", doing=doing, status="5xx", retries=retries))
+    return GitHubError(msg("action-api-unreachable", doing=doing, detail=type(exc).__name__))
+
+
+def _iso(moment: datetime | None) -> str:
+    return moment.isoformat() if moment else ""
+
+
+def _login(user: Any) -> str:
+    return user.login if user is not None else "ghost"
+
+
+@dataclass
+class PullInfo:
+    """What the review needs to know about one pull request."""
+
+    number: int
+    pull: GhPull
+    request: PullRequest
+    draft: bool
+    state: str
+    base_sha: str  # where the head forked from the base branch (the compare API's merge base)
+    head_sha: str
+    changed_files: list[str]
+    notes: list[Msg] = field(default_factory=list)
+
+
+class GitHubSource:
+    """One repository through the API. `failures` collects read errors met while the checks ran."""
+
+    def __init__(self, gh: Github, repository: str, *, retries: int = 3) -> None:
+        self.gh = gh
+        self.repository = repository
+        self.repo = gh.get_repo(repository, lazy=True)
+        self.retries = retries
+        self.failures: list[GitHubError] = []
+
+    def call(self, doing: Msg, action: Callable[[], T]) -> T:
+        """Run one API interaction, turning any failure into a `GitHubError`."""
+        try:
+            return action()
+        except API_ERRORS as exc:
+            raise explain(exc, doing, self.retries) from None
+
+    # ------------------------------------------------------------ the pull request
+
+    def pull(self, number: int) -> GhPull:
+        doing = msg("action-doing-pull", number=number)
+        return self.call(doing, lambda: self.repo.get_pull(number).complete())
+
+    def load(self, number: int, *, pull: GhPull | None = None) -> PullInfo:
+        """Metadata, merge base, changed files and comments of pull request `number`."""
+        pull = pull or self.pull(number)
+        merge_base, files, notes = self.changed_files(pull)
+        comments = self.call(msg("action-doing-comments"), lambda: self.comments(pull))
+        request = PullRequest(
+            title=pull.title or "",
+            body=pull.body or "",
+            labels=tuple(label.name for label in pull.labels),
+            number=pull.number,
+            url=pull.html_url,
+            author=pull.user.login if pull.user else None,
+            comments=comments,
+            is_pull_request=True,
+        )
+        return PullInfo(number, pull, request, bool(pull.draft), pull.state, merge_base, pull.head.sha, files,
+                        notes)
+
+    def changed_files(self, pull: GhPull) -> tuple[str, list[str], list[Msg]]:
+        """The merge base of the PR's base and head, and the files changed since it (renames: both names)."""
+        doing = msg("action-doing-files")
+
+        def compare() -> tuple[str, list[Any]]:
+            comparison = self.repo.compare(pull.base.sha, pull.head.sha)
+            return comparison.merge_base_commit.sha, list(comparison.files)
+
+        merge_base, files = self.call(doing, compare)
+        notes: list[Msg] = []
+        if len(files) >= COMPARE_FILE_LIMIT:
+            files = self.call(doing, lambda: list(pull.get_files()))
+            if pull.changed_files > len(files):
+                notes.append(msg("action-files-capped", total=pull.changed_files, listed=len(files)))
+        names: list[str] = []
+        for item in files:
+            names.append(item.filename)
+            if item.status == "renamed" and item.previous_filename:
+                names.append(item.previous_filename)
+        return merge_base, list(dict.fromkeys(names)), notes
+
+    def comments(self, pull: GhPull) -> tuple[Comment, ...]:
+        """PR comments and review bodies (for CODEOWNERS sign-offs), oldest first, the bot's own left out."""
+        found = [
+            Comment(_login(c.user), c.body or "", _iso(c.created_at), c.author_association or "NONE")
+            for c in pull.get_issue_comments()
+            if not (c.body or "").startswith(MARKER)
+        ]
+        found += [
+            Comment(_login(r.user), r.body, _iso(r.submitted_at), r.author_association or "NONE")
+            for r in pull.get_reviews()
+            if r.body and r.submitted_at is not None
+        ]
+        return tuple(sorted(found, key=lambda c: c.created_at))
+
+    def team_members(self, org: str, team: str) -> tuple[str, ...] | None:
+        """Logins of a team's members; None when the token may not read them (403/404) or GitHub failed."""
+        try:
+            members = self.gh.get_organization(org).get_team_by_slug(team).get_members()
+            return tuple(sorted(user.login for user in members))
+        except API_ERRORS as exc:
+            if not (isinstance(exc, GithubException) and exc.status in (403, 404)):
+                doing = msg("action-doing-team", team=f"{org}/{team}")
+                self.failures.append(explain(exc, doing, self.retries))
+            return None
+
+    def teams(self, handles: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+        """Members of each `org/team` handle that could be read, and the handles that could not."""
+        known: dict[str, tuple[str, ...]] = {}
+        unreadable: list[str] = []
+        for handle in list(dict.fromkeys(handles))[:MAX_TEAMS]:
+            org, _, team = handle.lstrip("@").partition("/")
+            members = self.team_members(org, team) if org and team else None
+            if members is None:
+                unreadable.append(handle)
+            else:
+                known[handle.lstrip("@")] = members
+        return known, unreadable
+
+    def snapshot(self, sha: str) -> GitHubSnapshot:
+        return GitHubSnapshot(self, sha, sha[:12])
+
+
+@dataclass
+class _Tree:
+    blobs: dict[str, tuple[str, int, str]]  # path -> (mode, size, blob sha)
+    complete: bool  # False when GitHub truncated the recursive listing
+
+
+def _valid_path(path: str) -> bool:
+    parts = path.split("/")
+    return bool(path) and "\n" not in path and ".." not in parts and "" not in parts
+
+
+def _blob_bytes(blob: Any) -> bytes:
+    if blob.encoding == "base64":
+        return base64.b64decode(blob.content or "")
+    return (blob.content or "").encode("utf-8")
+
+
+@dataclass
+class GitHubSnapshot:
+    """The files of one commit, read through the API (implements `bot.sources.snapshot.Snapshot`).
+
+    The recursive git tree of the commit is fetched once: it lists the files, says which paths do
+    not exist (no request needed for them) and which are too large for the contents API.
+    """
+
+    source: GitHubSource
+    sha: str
+    label: str
+    _cache: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    _tree: _Tree | None = field(default=None, repr=False)
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._cache:
+            try:
+                self._cache[path] = self._read(path) if _valid_path(path) else None
+            except GitHubError as exc:
+                self.source.failures.append(exc)
+                raise
+        return self._cache[path]
+
+    def list_files(self, prefix: str) -> list[str]:
+        tree = self._load_tree()
+        if tree.complete:
+            return sorted(p for p in tree.blobs if p.startswith(prefix))
+        return self._walk(prefix)
+
+    # ------------------------------------------------------------ internals
+
+    def _doing_read(self, path: str) -> Msg:
+        return msg("action-doing-read", path=path, sha=self.label)
+
+    def _read(self, path: str) -> bytes | None:
+        tree = self._load_tree()
+        entry = tree.blobs.get(path)
+        if entry is None and tree.complete:
+            return None
+        if entry is not None and (entry[0] == "120000" or entry[1] > CONTENTS_LIMIT):
+            return self._blob(path, entry[2])  # a symlink (its target, as git stores it) or a large file
+        return self.source.call(self._doing_read(path), lambda: self._contents(path))
+
+    def _contents(self, path: str) -> bytes | None:
+        try:
+            found = self.source.repo.get_contents(path, ref=self.sha)
+        except GithubException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if isinstance(found, list) or found.type not in ("file", "symlink"):
+            return None  # a folder or a submodule
+        if found.encoding == "base64":
+            return found.decoded_content
+        return _blob_bytes(self.source.repo.get_git_blob(found.sha))
+
+    def _blob(self, path: str, blob_sha: str) -> bytes:
+        repo = self.source.repo
+        return self.source.call(self._doing_read(path), lambda: _blob_bytes(repo.get_git_blob(blob_sha)))
+
+    def _load_tree(self) -> _Tree:
+        if self._tree is None:
+            listing = self.source.call(
+                msg("action-doing-tree", sha=self.label),
+                lambda: self.source.repo.get_git_tree(self.sha, recursive=True),
+            )
+            blobs = {e.path: (e.mode, e.size or 0, e.sha) for e in listing.tree if e.type == "blob"}
+            self._tree = _Tree(blobs, not listing.truncated)
+        return self._tree
+
+    def _walk(self, prefix: str) -> list[str]:
+        """List a folder of a truncated tree by descending to it one level at a time."""
+        folder = prefix.rstrip("/") if prefix.endswith("/") else prefix.rpartition("/")[0]
+        doing = msg("action-doing-tree", sha=self.label)
+
+        def walk() -> list[str]:
+            tree_sha = self.sha
+            for part in folder.split("/") if folder else []:
+                level = self.source.repo.get_git_tree(tree_sha)
+                match = [e.sha for e in level.tree if e.path == part and e.type == "tree"]
+                if not match:
+                    return []
+                tree_sha = match[0]
+            below = self.source.repo.get_git_tree(tree_sha, recursive=True)
+            lead = f"{folder}/" if folder else ""
+            paths = (lead + e.path for e in below.tree if e.type == "blob")
+            return sorted(p for p in paths if p.startswith(prefix))
+
+        return self.source.call(doing, walk)
