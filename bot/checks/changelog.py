@@ -209,7 +209,7 @@ def check(ctx: CheckContext) -> list[Finding]:
         out += _schema(entry, file)
         out += _pr_link(entry, ctx, file)
         out += _append_only(entry, ctx, file)
-        for pattern in entry.config_keys:
+        for pattern in entry.config_keys if diff.head_keys else ():
             matched = [k for k in diff.head_keys if k == pattern or fnmatch.fnmatchcase(k, pattern)]
             if not matched:
                 out.append(
@@ -233,6 +233,16 @@ def check(ctx: CheckContext) -> list[Finding]:
                         key=pattern,
                     )
                 )
+    if log.appended and not diff.head_keys:
+        out.append(
+            finding(
+                CHECK,
+                Severity.UNVERIFIED,
+                "changelog-keys-unverifiable",
+                file=file,
+                configs=diff.layout.configs_dir,
+            )
+        )
     for change in diff.keys.values():
         if change.head is None or any(_names_key(e, change.key) for e in log.appended):
             continue

@@ -10,8 +10,10 @@ from bot.model.selection import select
 CHECK = "recipe-selection"
 
 
-def _recipe_problems(recipe: Recipe, key: str) -> list[Finding]:
-    return [from_problem(CHECK, Severity.BLOCKING, p, key) for p in recipe.problems]
+def _recipe_problems(recipe: Recipe, key: str, changed: bool) -> list[Finding]:
+    """Problems in a recipe block when this PR changed the file; older ones only warn."""
+    severity = Severity.BLOCKING if changed else Severity.WARNING
+    return [from_problem(CHECK, severity, p, key) for p in recipe.problems]
 
 
 def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
@@ -75,7 +77,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                 continue
             if point.recipe not in checked_recipes:
                 checked_recipes.add(point.recipe)
-                problems = _recipe_problems(recipe, change.key)
+                problems = _recipe_problems(recipe, change.key, point.recipe in ctx.diff.changed_recipes)
                 out += problems
                 clean = clean and not problems
             if point.selector and point.selector not in recipe.variants:

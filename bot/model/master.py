@@ -19,6 +19,7 @@ from bot.model.problems import Problem, from_yaml
 from bot.yamlsafe import LineDict, LineList, YamlProblem, decode, load
 
 MAX_CONCURRENCIES = 4096
+ZERO_ALLOWED = ("num-worker",)  # a disaggregated pool may be switched off with 0 workers
 _TOP_KEY = re.compile(
     r"""^(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"\-?:\[\]{},&*!|>%@`][^#]*?)\s*:(?:\s|$)"""
 )
@@ -261,7 +262,7 @@ class _EntryReader:
                 expected="/".join(k.__name__ for k in kinds),
             )
             return default
-        if kind is int and value < 1:
+        if kind is int and value < (0 if name in ZERO_ALLOWED else 1):
             self.problem("master-not-positive", _line_of(mapping, name) or line, field=name, value=value)
             return default
         return value
