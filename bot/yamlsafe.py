@@ -168,14 +168,20 @@ def _check_depth(text: str, max_depth: int) -> None:
     if _nesting_bound(text) <= max_depth:
         return
     depth = 0
-    for event in yaml.parse(text, Loader=_BaseLoader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > max_depth:
-                line = event.start_mark.line + 1
-                raise YamlProblem("too-deep", f"nesting deeper than {max_depth} levels", line)
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > max_depth:
+                    line = event.start_mark.line + 1
+                    raise YamlProblem("too-deep", f"nesting deeper than {max_depth} levels", line)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        # Newer libyaml refuses deep flow nesting itself; other syntax errors are reported by `load`.
+        if "nesting depth" in str(exc.problem or "") or "level" in str(exc.context or ""):
+            line = exc.problem_mark.line + 1 if exc.problem_mark else None
+            raise YamlProblem("too-deep", f"nesting deeper than {max_depth} levels", line) from None
 
 
 def _check_expansion(root: Node, limit: int) -> None:
