@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -591,6 +592,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if not BUNDLE.is_file():
         print(f"bench: skipped — real-world data not found at {BUNDLE}")
+        return 0
+    if shutil.which("git") is None:
+        print("bench: skipped — git is not installed")
         return 0
     try:
         import yaml

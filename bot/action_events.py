@@ -52,6 +52,13 @@ def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default
     return value
 
 
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    value = input_value(env, name, str(default).lower()).lower()
+    if value not in BOOLEANS:
+        raise ActionError(msg("action-input-invalid", name=name, allowed=["true", "false"], value=value))
+    return BOOLEANS[value]
+
+
 @dataclass(frozen=True)
 class Inputs:
     token: str
@@ -60,23 +67,21 @@ class Inputs:
     comment: bool
     lang: str
     registry_credentials: str
+    offline: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Inputs:
         token = input_value(env, "github-token") or env.get("GITHUB_TOKEN", "").strip()
         if not token:
             raise ActionError(msg("action-no-token"))
-        comment = input_value(env, "comment", "true").lower()
-        if comment not in BOOLEANS:
-            allowed = ["true", "false"]
-            raise ActionError(msg("action-input-invalid", name="comment", allowed=allowed, value=comment))
         return cls(
             token=token,
             config=input_value(env, "config", DEFAULT_CONFIG),
             fail_on=_choice(env, "fail-on", FAIL_ON, "blocking"),
-            comment=BOOLEANS[comment],
+            comment=_flag(env, "comment", True),
             lang=_choice(env, "lang", LANGS, "both"),
             registry_credentials=input_value(env, "registry-credentials"),
+            offline=_flag(env, "offline", False),
         )
 
 

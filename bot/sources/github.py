@@ -9,6 +9,7 @@ files of one commit (implements `bot.sources.snapshot.Snapshot`). Every API fail
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,7 +17,7 @@ from typing import Any, TypeVar
 
 import requests
 import urllib3
-from github import Auth, Github, GithubException, GithubRetry, RateLimitExceededException
+from github import Auth, Github, GithubException, GithubRetry, RateLimitExceededException, set_log_level
 from github.PullRequest import PullRequest as GhPull
 
 from bot import textsafe
@@ -58,6 +59,8 @@ class ClientOptions:
 def connect(token: str, api_url: str | None = None, options: ClientOptions | None = None) -> Github:
     """A lazy PyGithub client: objects are fetched when first read, so no request is wasted."""
     options = options or ClientOptions()
+    # PyGithub logs every refused request at INFO on stderr; the action reports failures itself.
+    set_log_level(logging.WARNING)
     retry = GithubRetry(
         total=options.retries,
         backoff_factor=options.backoff_factor,
@@ -149,7 +152,7 @@ class GitHubSource:
     def __init__(self, gh: Github, repository: str, *, retries: int = 3) -> None:
         self.gh = gh
         self.repository = repository
-        self.repo = gh.get_repo(repository, lazy=True)
+        self.repo = gh.get_repo(repository)  # lazy: the client is
         self.retries = retries
         self.failures: list[GitHubError] = []
 
@@ -181,8 +184,9 @@ class GitHubSource:
             comments=comments,
             is_pull_request=True,
         )
-        return PullInfo(number, pull, request, bool(pull.draft), pull.state, merge_base, pull.head.sha, files,
-                        notes)
+        return PullInfo(
+            number, pull, request, bool(pull.draft), pull.state, merge_base, pull.head.sha, files, notes
+        )
 
     def changed_files(self, pull: GhPull) -> tuple[str, list[str], list[Msg]]:
         """The merge base of the PR's base and head, and the files changed since it (renames: both names)."""
@@ -335,21 +339,30 @@ class GitHubSnapshot:
         return self._tree
 
     def _walk(self, prefix: str) -> list[str]:
-        """List a folder of a truncated tree by descending to it one level at a time."""
+        """List a folder of a truncated tree: descend to it one level at a time, then list it."""
         folder = prefix.rstrip("/") if prefix.endswith("/") else prefix.rpartition("/")[0]
-        doing = msg("action-doing-tree", sha=self.label)
+        repo = self.source.repo
+
+        def below(tree_sha: str, lead: str) -> list[str]:
+            listing = repo.get_git_tree(tree_sha, recursive=True)
+            if not listing.truncated:
+                return [lead + e.path for e in listing.tree if e.type == "blob"]
+            paths = []  # still too large: one level here, then each sub-folder on its own
+            for entry in repo.get_git_tree(tree_sha).tree:
+                if entry.type == "blob":
+                    paths.append(lead + entry.path)
+                elif entry.type == "tree":
+                    paths += below(entry.sha, f"{lead}{entry.path}/")
+            return paths
 
         def walk() -> list[str]:
             tree_sha = self.sha
             for part in folder.split("/") if folder else []:
-                level = self.source.repo.get_git_tree(tree_sha)
+                level = repo.get_git_tree(tree_sha)
                 match = [e.sha for e in level.tree if e.path == part and e.type == "tree"]
                 if not match:
                     return []
                 tree_sha = match[0]
-            below = self.source.repo.get_git_tree(tree_sha, recursive=True)
-            lead = f"{folder}/" if folder else ""
-            paths = (lead + e.path for e in below.tree if e.type == "blob")
-            return sorted(p for p in paths if p.startswith(prefix))
+            return sorted(p for p in below(tree_sha, f"{folder}/" if folder else "") if p.startswith(prefix))
 
-        return self.source.call(doing, walk)
+        return self.source.call(msg("action-doing-tree", sha=self.label), walk)

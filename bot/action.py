@@ -1,0 +1,263 @@
+"""`prbot action`: review the pull request of a GitHub Actions event and publish the result.
+
+Flow: inputs and event (`bot.action_events`) → pull request and files through the API
+(`bot.sources.github`; the head is never checked out or run) → `bot.engine.review` → the sticky
+comment (`bot.sticky`), job summary, outputs, annotations and JSON report (`bot.summary`).
+Exit status: 0 or 1 by the verdict and `fail-on`; 2 when the review could not run at all. A run
+that could not complete still updates the comment, saying that nothing was checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import traceback
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass, field, replace
+from typing import TextIO
+
+from bot import summary
+from bot.action_events import ActionError, Inputs, Skip, Trigger, classify, exit_code, load_event
+from bot.action_text import Console, Msg, msg
+from bot.engine import review
+from bot.model.owners import find_codeowners
+from bot.render import COMMENT_LIMIT, render_comment
+from bot.report import EXIT_ERROR, Report
+from bot.settings import Settings, SettingsError
+from bot.sources.github import ClientOptions, GitHubError, GitHubSnapshot, GitHubSource, connect
+from bot.sources.registry import ENV_CREDENTIALS
+from bot.sticky import CREATED, READ_ONLY, UNCHANGED, UPDATED, publish, react
+
+_TEAM = re.compile(r"(?<![\w@])@([A-Za-z0-9][\w.-]*/[\w.-]+)")
+
+
+@dataclass
+class Outcome:
+    report: Report | None = None
+    failure: Msg | None = None
+    skip: Msg | None = None
+    base: str = ""
+    head: str = ""
+    notes: list[Msg] = field(default_factory=list)
+
+
+def run_action(
+    environ: MutableMapping[str, str] | None = None,
+    *,
+    options: ClientOptions | None = None,
+    stream: TextIO | None = None,
+) -> int:
+    """Run once for the event described by the environment; returns the exit status."""
+    env = os.environ if environ is None else environ
+    console = Console(stream)
+    try:
+        inputs = Inputs.from_env(env)
+        console.add_secrets([inputs.token, *_registry_secrets(inputs.registry_credentials)])
+        event, payload = load_event(env)
+    except ActionError as exc:
+        _fail_log(console, exc.message)
+        summary.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "error"})
+        return EXIT_ERROR
+    if inputs.registry_credentials and not env.get(ENV_CREDENTIALS):
+        env[ENV_CREDENTIALS] = inputs.registry_credentials
+    decision = classify(event, payload)
+    if isinstance(decision, Skip):
+        return _skipped(console, env, decision.reason)
+    return _Run(env, inputs, console, options or ClientOptions()).execute(decision)
+
+
+def _registry_secrets(raw: str) -> list[str]:
+    try:
+        table = json.loads(raw) if raw else {}
+    except ValueError:
+        return [raw]
+    secrets = [raw]
+    if isinstance(table, dict):
+        secrets += [str(v.get("password", "")) for v in table.values() if isinstance(v, dict)]
+    return secrets
+
+
+def _fail_log(console: Console, message: Msg) -> None:
+    console.command(f"::error title=prbot::{summary.escape_data(console.redact(str(message)))}")
+
+
+def _os_detail(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _skipped(console: Console, env: Mapping[str, str], reason: Msg) -> int:
+    console.info(reason)
+    summary.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "skipped"})
+    return 0
+
+
+class _Run:
+    def __init__(
+        self, env: MutableMapping[str, str], inputs: Inputs, console: Console, options: ClientOptions
+    ) -> None:
+        self.env, self.inputs, self.console = env, inputs, console
+        gh = connect(inputs.token, env.get("GITHUB_API_URL"), options)
+        self.source = GitHubSource(gh, env["GITHUB_REPOSITORY"], retries=options.retries)
+
+    def execute(self, trigger: Trigger) -> int:
+        if trigger.comment_id is not None:
+            self._react(trigger, "eyes")
+        outcome = self._review(trigger)
+        if outcome.skip is not None:
+            return _skipped(self.console, self.env, outcome.skip)
+        code = self._publish(trigger, outcome)
+        if trigger.comment_id is not None:
+            self._react(trigger, "rocket" if outcome.report is not None else "confused")
+        verdict = self._verdict(outcome)
+        self.console.info(msg("action-exit", code=code, verdict=verdict, fail_on=self.inputs.fail_on))
+        return code
+
+    # ------------------------------------------------------------ review
+
+    def _review(self, trigger: Trigger) -> Outcome:
+        outcome = Outcome()
+        try:
+            pull = self.source.pull(trigger.number)
+            if not trigger.manual and pull.state == "closed":
+                return Outcome(skip=msg("action-skip-closed", number=trigger.number))
+            if not trigger.manual and pull.draft:
+                return Outcome(skip=msg("action-skip-draft", number=trigger.number))
+            outcome.head = pull.head.sha[:12]
+            info = self.source.load(trigger.number, pull=pull)
+            outcome.base, outcome.notes = info.base_sha[:12], list(info.notes)
+            base, head = self.source.snapshot(info.base_sha), self.source.snapshot(info.head_sha)
+            settings = self._settings(base)
+            pr = replace(info.request, team_members=self._teams(base))
+            self.console.info(
+                msg(
+                    "action-review-start",
+                    number=trigger.number,
+                    repo=self.source.repository,
+                    base=outcome.base,
+                    head=outcome.head,
+                    files=len(info.changed_files),
+                )
+            )
+            outcome.report = review(base, head, info.changed_files, pr, settings, offline=self.inputs.offline)
+        except (GitHubError, ActionError) as exc:
+            outcome.failure = exc.message
+        except Exception as exc:  # a bug must still leave a comment and exit 2
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            outcome.failure = msg(
+                "action-internal-error",
+                error=type(exc).__name__,
+                where=f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}",
+            )
+        if outcome.report is not None and self.source.failures:
+            outcome.notes.append(msg("action-partial", reason=self.source.failures[0].message))
+        return outcome
+
+    def _settings(self, base: GitHubSnapshot) -> Settings:
+        path = self.inputs.config
+        data = base.read(path)
+        if data is None:
+            self.console.info(msg("action-settings-absent", path=path))
+            return Settings()
+        try:
+            settings = Settings.from_yaml(data)
+        except SettingsError as exc:
+            raise ActionError(msg("action-settings-invalid", path=path, detail=str(exc))) from None
+        self.console.info(msg("action-settings-loaded", path=path))
+        return settings
+
+    def _teams(self, base: GitHubSnapshot) -> dict[str, tuple[str, ...]] | None:
+        """Members of the teams named in CODEOWNERS at the base (for sign-offs by team members)."""
+        owners = find_codeowners(base)
+        if owners is None:
+            return None
+        lines = (line.split("#", 1)[0] for line in owners.text.splitlines())
+        handles = [m.group(1) for line in lines for m in _TEAM.finditer(line)]
+        if not handles:
+            return {}
+        known, unreadable = self.source.teams(handles)
+        if unreadable:
+            self.console.info(msg("action-teams-unreadable", teams=unreadable))
+        return known
+
+    # ------------------------------------------------------------ publish
+
+    def _verdict(self, outcome: Outcome) -> str:
+        return outcome.report.verdict if outcome.report is not None else "error"
+
+    def _publish(self, trigger: Trigger, outcome: Outcome) -> int:
+        lang, notes = self.inputs.lang, list(outcome.notes)
+        if outcome.report is not None:
+            report = outcome.report
+            comment = render_comment(report, lang=lang, base=outcome.base, head=outcome.head)
+            full = summary.full_review(report, lang, outcome.base, outcome.head)
+            blocking, warnings = summary.counts(report)
+            self.console.info(
+                msg("action-review-done", verdict=report.verdict, blocking=blocking, warnings=warnings)
+            )
+            code = exit_code(report.verdict, self.inputs.fail_on)
+        else:
+            assert outcome.failure is not None
+            _fail_log(self.console, outcome.failure)
+            comment = full = summary.failure_comment(outcome.failure, lang, outcome.base, outcome.head)
+            code = EXIT_ERROR
+        comment = summary.with_notes(comment, notes, lang, COMMENT_LIMIT)
+        run_notes = self._comment(trigger, self.console.redact(comment))
+        if comment != summary.with_notes(full, notes, lang, summary.SUMMARY_LIMIT):
+            run_notes.append(msg("action-comment-cut"))
+        outputs = {"verdict": self._verdict(outcome)}
+        if outcome.report is not None:
+            for line in summary.annotations(outcome.report):
+                self.console.command(line)
+            blocking, warnings = summary.counts(outcome.report)
+            outputs.update(blocking=str(blocking), warnings=str(warnings))
+            outputs["report"] = self._write_report(outcome.report)
+        self._safely(
+            "GITHUB_STEP_SUMMARY",
+            lambda path: summary.write_summary(
+                path, self.console.redact(summary.summary_text(full, run_notes + notes, lang))
+            ),
+        )
+        self._safely("GITHUB_OUTPUT", lambda path: summary.write_outputs(path, outputs))
+        return code
+
+    def _comment(self, trigger: Trigger, body: str) -> list[Msg]:
+        """Create or edit the sticky comment; notes for the job summary about what happened."""
+        if not self.inputs.comment:
+            return [msg("action-comment-disabled")]
+        result = publish(self.source, trigger.number, body)
+        if result.status in (CREATED, UPDATED, UNCHANGED):
+            self.console.info(msg(f"action-comment-{result.status}", url=result.url or ""))
+            if result.removed:
+                self.console.info(msg("action-comment-duplicates", count=result.removed))
+            return []
+        assert result.error is not None
+        note = (
+            msg("action-comment-read-only")
+            if result.status == READ_ONLY
+            else msg("action-comment-failed", reason=result.error.message)
+        )
+        self.console.info(note)
+        return [note]
+
+    def _write_report(self, report: Report) -> str:
+        path, shown = summary.report_path(self.env)
+        try:
+            path.write_text(report.dumps() + "\n", encoding="utf-8")
+        except OSError as exc:
+            self.console.info(msg("action-output-failed", what=str(path), detail=_os_detail(exc)))
+            return ""
+        self.console.info(msg("action-report-written", path=shown))
+        return shown
+
+    def _safely(self, variable: str, write: Callable[[str | None], None]) -> None:
+        try:
+            write(self.env.get(variable))
+        except OSError as exc:
+            self.console.info(msg("action-output-failed", what=variable, detail=_os_detail(exc)))
+
+    def _react(self, trigger: Trigger, content: str) -> None:
+        assert trigger.comment_id is not None
+        error = react(self.source, trigger.number, trigger.comment_id, content)
+        if error is not None:
+            self.console.info(msg("action-reaction-failed", reaction=content, reason=error.message))
