@@ -9,6 +9,7 @@ that could not complete still updates the comment, saying that nothing was check
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -56,15 +57,29 @@ def run_action(
         console.add_secrets([inputs.token, *_registry_secrets(inputs.registry_credentials)])
         event, payload = load_event(env)
     except ActionError as exc:
-        _fail_log(console, exc.message)
-        summary.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "error"})
-        return EXIT_ERROR
+        return _stopped(console, env, exc.message)
     if inputs.registry_credentials and not env.get(ENV_CREDENTIALS):
         env[ENV_CREDENTIALS] = inputs.registry_credentials
-    decision = classify(event, payload)
-    if isinstance(decision, Skip):
-        return _skipped(console, env, decision.reason)
-    return _Run(env, inputs, console, options or ClientOptions()).execute(decision)
+    try:
+        decision = classify(event, payload)
+        if isinstance(decision, Skip):
+            return _skipped(console, env, decision.reason)
+        return _Run(env, inputs, console, options or ClientOptions()).execute(decision)
+    except Exception as exc:  # a bug: one line (never a traceback that could quote a value) and exit 2
+        return _stopped(console, env, _internal(exc))
+
+
+def _internal(exc: BaseException) -> Msg:
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    place = f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else "?"
+    return msg("action-internal-error", error=type(exc).__name__, where=place)
+
+
+def _stopped(console: Console, env: Mapping[str, str], message: Msg) -> int:
+    _fail_log(console, message)
+    with contextlib.suppress(OSError):  # the error line above is what matters
+        summary.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "error"})
+    return EXIT_ERROR
 
 
 def _registry_secrets(raw: str) -> list[str]:
@@ -88,7 +103,10 @@ def _os_detail(exc: OSError) -> str:
 
 def _skipped(console: Console, env: Mapping[str, str], reason: Msg) -> int:
     console.info(reason)
-    summary.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "skipped"})
+    try:
+        summary.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "skipped"})
+    except OSError as exc:
+        console.info(msg("action-output-failed", what="GITHUB_OUTPUT", detail=_os_detail(exc)))
     return 0
 
 
@@ -143,12 +161,7 @@ class _Run:
         except (GitHubError, ActionError) as exc:
             outcome.failure = exc.message
         except Exception as exc:  # a bug must still leave a comment and exit 2
-            where = traceback.extract_tb(exc.__traceback__)[-1]
-            outcome.failure = msg(
-                "action-internal-error",
-                error=type(exc).__name__,
-                where=f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}",
-            )
+            outcome.failure = _internal(exc)
         if outcome.report is not None and self.source.failures:
             outcome.notes.append(msg("action-partial", reason=self.source.failures[0].message))
         return outcome

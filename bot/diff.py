@@ -141,8 +141,12 @@ def _master(snapshot: Snapshot, path: str, layout: Layout) -> MasterFile | None:
 
 
 class _RecipeCache:
-    def __init__(self, snapshot: Snapshot) -> None:
+    """Recipes of one snapshot; `parsed` is shared between base and head so that a recipe the PR
+    did not touch (the same bytes at both refs) is parsed once."""
+
+    def __init__(self, snapshot: Snapshot, parsed: dict[tuple[str, bytes], Recipe]) -> None:
         self.snapshot = snapshot
+        self.parsed = parsed
         self.recipes: dict[str, Recipe | None] = {}
 
     def get(self, path: str | None) -> Recipe | None:
@@ -150,17 +154,37 @@ class _RecipeCache:
             return None
         if path not in self.recipes:
             data = self.snapshot.read(path)
-            self.recipes[path] = parse_recipe(path, data) if data is not None else None
+            if data is None:
+                self.recipes[path] = None
+            else:
+                if (path, data) not in self.parsed:
+                    self.parsed[(path, data)] = parse_recipe(path, data)
+                self.recipes[path] = self.parsed[(path, data)]
         return self.recipes[path]
 
 
-def runs_of(entry: ConfigEntry | None, recipes: _RecipeCache) -> list[Run]:
-    """Every (point, concurrency) of an entry with the variant it uniquely selects."""
+class RecipeMentions:
+    """Whether an entry's text can name one of some recipes: cheap, may say yes wrongly, never no wrongly."""
+
+    def __init__(self, recipes: list[str]) -> None:
+        self.tails = [
+            r.partition("srt-slurm-recipes/")[2] or r.partition("benchmarks/")[2] or r for r in recipes
+        ]
+        self.names = [posixpath.basename(r) for r in recipes]
+
+    def __call__(self, text: str) -> bool:
+        if any(tail in text for tail in self.tails):
+            return True
+        return "srt-recipe-dir" in text and any(name in text for name in self.names)
+
+
+def runs_of(entry: ConfigEntry | None, recipes: _RecipeCache | None) -> list[Run]:
+    """Every (point, concurrency) of an entry with the variant it uniquely selects (none without recipes)."""
     if entry is None:
         return []
     runs = []
     for point in entry.points:
-        recipe = recipes.get(point.recipe)
+        recipe = recipes.get(point.recipe) if recipes else None
         for conc in point.concurrencies:
             chosen = select(recipe, point, conc) if recipe else []
             runs.append(Run(point, conc, chosen[0] if len(chosen) == 1 else None))
@@ -209,7 +233,8 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
     problems: list[Problem] = []
     master_paths = [p for p in changed_files if layout.is_master_config(p)]
     head_masters_all = layout_mod.master_config_paths(head, layout)
-    recipes_base, recipes_head = _RecipeCache(base), _RecipeCache(head)
+    parsed: dict[tuple[str, bytes], Recipe] = {}
+    recipes_base, recipes_head = _RecipeCache(base, parsed), _RecipeCache(head, parsed)
     keys: dict[str, KeyChange] = {}
     masters_head: dict[str, MasterFile] = {}
     head_keys: set[str] = set()
@@ -241,7 +266,9 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
     if changed_recipes:
         _keys_using_recipes(changed_recipes, base, masters_head, keys, layout)
     for change in keys.values():
-        _classify(change, runs_of(change.base, recipes_base), runs_of(change.head, recipes_head))
+        # A removed key's runs are only counted, so its recipes need not be read.
+        old_recipes = recipes_base if change.head is not None else None
+        _classify(change, runs_of(change.base, old_recipes), runs_of(change.head, recipes_head))
         if change.head is not None:
             problems.extend(change.head.problems)
     used = {p.recipe for c in keys.values() if c.head for p in c.head.points if p.recipe}
@@ -275,10 +302,10 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
 def _recipe_users(paths: list[str], masters: dict[str, MasterFile]) -> dict[str, list[ConfigEntry]]:
     """Every head config entry that runs each recipe (for left-over variant detection)."""
     users: dict[str, list[ConfigEntry]] = {path: [] for path in paths}
-    names = {posixpath.basename(p) for p in paths}
+    mentioned = RecipeMentions(paths)
     for master in masters.values():
         for key, chunk in master.entries.items():
-            if chunk.text and not any(n in chunk.text for n in names):
+            if chunk.text and not mentioned(chunk.text):
                 continue
             entry = master.entry(key)
             for path in {p.recipe for p in entry.points if p.recipe in users} if entry else ():
@@ -294,16 +321,11 @@ def _keys_using_recipes(
     layout: Layout,
 ) -> None:
     """Add unchanged config keys whose points use a recipe the PR changed."""
-    names = {posixpath.basename(p) for p in changed}
-    stems = {posixpath.basename(posixpath.dirname(p)) for p in changed}
     base_masters: dict[str, MasterFile | None] = {}
+    mentioned = RecipeMentions(changed)
     for path, master in masters.items():
         for key, chunk in master.entries.items():
-            if (
-                key in keys
-                or not any(n in chunk.text for n in names)
-                or not any(s in chunk.text for s in stems)
-            ):
+            if key in keys or not mentioned(chunk.text):
                 continue
             entry = master.entry(key)
             if entry is None or not any(p.recipe in changed for p in entry.points):

@@ -20,6 +20,7 @@ from bot import textsafe
 from bot.resources import template_dir
 
 LANGS = ("en", "zh")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class Safe(str):
@@ -61,7 +62,7 @@ def catalog() -> dict[str, dict[str, str]]:
     """All message templates, merged from every catalog file."""
     merged: dict[str, dict[str, str]] = {}
     for path in sorted((template_dir() / "messages").glob("*.yaml")):
-        entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        entries = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
         for message_id, texts in entries.items():
             if message_id in merged:
                 raise ValueError(f"message id {message_id!r} is defined twice (second time in {path.name})")

@@ -44,4 +44,5 @@ class Report:
         }
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), ensure_ascii=False, indent=2, default=str)
+        # Compact separators keep json on its C encoder; pipe through `jq` to read it.
+        return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"), default=str)

@@ -9,6 +9,7 @@ with a clear reason rather than taking the runner down.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,9 @@ MAX_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_EXPANDED_NODES = 2_000_000
 MERGE_TAG = "tag:yaml.org,2002:merge"
+STR_TAG = "tag:yaml.org,2002:str"
+MAP_TAG = "tag:yaml.org,2002:map"
+SEQ_TAG = "tag:yaml.org,2002:seq"
 
 
 class YamlProblem(Exception):
@@ -86,53 +90,56 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         super().__init__(stream)
         self.line_offset = line_offset
         self.duplicates: list[Duplicate] = []
+        self._built: dict[int, Any] = {}
 
-    def _line(self, node: Node) -> int:
-        return node.start_mark.line + 1 + self.line_offset
+    def build(self, node: Node) -> Any:
+        """Python objects with line numbers for a composed node tree.
 
-    def _note_duplicates(self, node: MappingNode) -> None:
+        A direct recursive walk: strings are taken as they are, other scalars go through pyyaml's
+        own constructors (ints with `_`, bools, nulls, timestamps), `<<:` merges are flattened by
+        pyyaml, and an aliased node is built once and shared, as pyyaml does.
+        """
+        built = self._built.get(id(node))
+        if built is not None:
+            return built
+        if isinstance(node, ScalarNode):
+            if node.tag == STR_TAG:
+                return node.value
+            constructor = self.yaml_constructors.get(node.tag)
+            if constructor is None or node.tag in (MAP_TAG, SEQ_TAG):
+                return self.construct_object(node, deep=True)  # raises a clear error for unknown tags
+            return constructor(self, node)
+        if isinstance(node, SequenceNode):
+            items = LineList()
+            self._built[id(node)] = items
+            items.extend(self.build(child) for child in node.value)
+            items.lines = [child.start_mark.line + 1 + self.line_offset for child in node.value]
+            return items
+        if not isinstance(node, MappingNode):
+            return self.construct_object(node, deep=True)
+        mapping = LineDict()
+        self._built[id(node)] = mapping
         seen: dict[tuple[str, str], int] = {}
         for key_node, _ in node.value:
-            if not isinstance(key_node, ScalarNode) or key_node.tag == MERGE_TAG:
-                continue
-            ident = (key_node.tag, key_node.value)
-            if ident in seen:
-                self.duplicates.append(Duplicate(key_node.value, self._line(key_node), seen[ident]))
-            else:
-                seen[ident] = self._line(key_node)
-
-    def construct_line_mapping(self, node: MappingNode) -> LineDict:
-        self._note_duplicates(node)
+            if isinstance(key_node, ScalarNode) and key_node.tag != MERGE_TAG:
+                ident, line = (key_node.tag, key_node.value), key_node.start_mark.line + 1 + self.line_offset
+                if ident in seen:
+                    self.duplicates.append(Duplicate(key_node.value, line, seen[ident]))
+                else:
+                    seen[ident] = line
         self.flatten_mapping(node)
-        mapping = LineDict()
+        lines = mapping.lines
         for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=True)
+            key = self.build(key_node)
             try:
                 hash(key)
             except TypeError as exc:
                 raise yaml.constructor.ConstructorError(
                     None, None, "found an unhashable mapping key", key_node.start_mark
                 ) from exc
-            mapping[key] = self.construct_object(value_node, deep=True)
-            mapping.lines[key] = self._line(key_node)
+            mapping[key] = self.build(value_node)
+            lines[key] = key_node.start_mark.line + 1 + self.line_offset
         return mapping
-
-    def construct_yaml_map(self, node: MappingNode):  # type: ignore[override]
-        data = LineDict()
-        yield data
-        built = self.construct_line_mapping(node)
-        data.update(built)
-        data.lines = built.lines
-
-    def construct_yaml_seq(self, node: SequenceNode):  # type: ignore[override]
-        data = LineList()
-        yield data
-        data.extend(self.construct_sequence(node, deep=True))
-        data.lines = [self._line(item) for item in node.value]
-
-
-_LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_yaml_map)
-_LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_yaml_seq)
 
 
 def decode(data: bytes, *, max_bytes: int = MAX_BYTES) -> str:
@@ -150,22 +157,24 @@ def decode(data: bytes, *, max_bytes: int = MAX_BYTES) -> str:
         raise YamlProblem("invalid-utf8", f"invalid UTF-8 at byte {exc.start}", line) from None
 
 
-def _nesting_bound(text: str) -> int:
-    """A cheap upper bound of the nesting depth: indentation, open brackets and dashes per line."""
-    bound = 0
-    brackets = 0
-    for line in text.splitlines():
-        stripped = line.lstrip(" ")
-        opens = line.count("[") + line.count("{")
-        depth = (len(line) - len(stripped)) + brackets + opens + stripped.count("- ") + stripped.count(":")
-        bound = max(bound, depth)
-        brackets = max(0, brackets + opens - line.count("]") - line.count("}"))
-    return bound
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _shallow(text: str, max_depth: int) -> bool:
+    """A cheap sufficient test that nesting stays within `max_depth`: the deepest run of open flow
+    brackets plus the longest leading run of spaces and dashes (each block level needs one)."""
+    depth = peak = 0
+    for bracket in _NOT_BRACKET.sub("", text):
+        depth = depth + 1 if bracket in "[{" else max(0, depth - 1)
+        peak = max(peak, depth)
+    if peak >= max_depth:
+        return False
+    return re.search(rf"^[ \-]{{{max_depth - peak},}}", text, re.MULTILINE) is None
 
 
 def _check_depth(text: str, max_depth: int) -> None:
     """Refuse documents nested deeper than `max_depth`, walking parser events only when needed."""
-    if _nesting_bound(text) <= max_depth:
+    if _shallow(text, max_depth):
         return
     depth = 0
     try:
@@ -223,8 +232,9 @@ def load(
         node = loader.get_single_node()
         if node is None:
             return Loaded(None)
-        _check_expansion(node, max_nodes)
-        data = loader.construct_document(node)
+        if "&" in text:  # without anchors there are no aliases to expand
+            _check_expansion(node, max_nodes)
+        data = loader.build(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + line_offset if mark else None

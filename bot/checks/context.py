@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from bot.diff import KeyChange, ReviewDiff
 from bot.pullrequest import PullRequest
@@ -14,6 +15,7 @@ class CheckContext:
     diff: ReviewDiff
     pr: PullRequest
     settings: Settings
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def live_keys(self) -> list[KeyChange]:
         """Changed keys that still exist at the head."""

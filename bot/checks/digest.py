@@ -12,9 +12,10 @@ from typing import Any
 
 from bot.findings import Finding, Severity, finding
 from bot.model.images import ImageUse, Pin
-from bot.sources.registry import ENV_CREDENTIALS, TagResolution, normalized_repository, parse_reference
+from bot.model.references import TagResolution, normalized_repository, parse_reference
 
 CHECK = "digest"
+CREDENTIALS_ENV = "PRBOT_REGISTRY_CREDENTIALS"  # read by bot.sources.registry
 _UNVERIFIED = {
     "unreachable": "digest-unreachable",
     "timeout": "digest-timeout",
@@ -200,5 +201,11 @@ def _compare(pin: Pin, image: str, resolution: TagResolution, where: Mapping[str
     message_id = _UNVERIFIED.get(resolution.status, "digest-registry-error")
     host = parse_reference(image).registry_host
     return _emit(
-        Severity.UNVERIFIED, message_id, where, image=image, detail=detail, host=host, env=ENV_CREDENTIALS
+        Severity.UNVERIFIED,
+        message_id,
+        where,
+        image=image,
+        detail=detail,
+        host=host,
+        env=CREDENTIALS_ENV,
     )

@@ -29,9 +29,9 @@ def _key_plan(change: KeyChange, duration: int) -> dict[str, Any]:
     gpu_seconds = sum(duration * r.point.gpus for r in timed)
     return {
         "reason": "image" if change.image_changed else "points",
-        "added": [_run_json(r) for r in change.added],
-        "removed": [_run_json(r) for r in change.removed],
-        "changed": [_run_json(r) for r in change.changed],
+        "added": sorted({r.concurrency for r in change.added}),
+        "removed": sorted({r.concurrency for r in change.removed}),
+        "changed": sorted({r.concurrency for r in change.changed}),
         "runs": [_run_json(r) for r in reruns],
         "canary": _run_json(reruns[0]) if reruns else None,
         "gpu_hours": round(gpu_seconds / 3600, 2),
@@ -40,7 +40,13 @@ def _key_plan(change: KeyChange, duration: int) -> dict[str, Any]:
 
 
 def plan(ctx: CheckContext) -> dict[str, Any]:
-    """The JSON sweep plan: per changed key, and totals."""
+    """The JSON sweep plan: per changed key, and totals (computed once per review)."""
+    if "sweep_plan" not in ctx.memo:
+        ctx.memo["sweep_plan"] = _plan(ctx)
+    return ctx.memo["sweep_plan"]
+
+
+def _plan(ctx: CheckContext) -> dict[str, Any]:
     duration = ctx.settings.agentic_duration_s
     keys = {c.key: _key_plan(c, duration) for c in ctx.live_keys()}
     return {
@@ -65,7 +71,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                     "sweep-key-nothing",
                     config_key=key,
                     key=key,
-                    removed=[r["concurrency"] for r in entry["removed"]],
+                    removed=entry["removed"],
                 )
             )
             continue
@@ -83,7 +89,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                 image=change.image_changed,
                 canary=entry["canary"]["concurrency"],
                 runs=[(r["concurrency"], r["variant"]) for r in runs],
-                removed=[r["concurrency"] for r in entry["removed"]],
+                removed=entry["removed"],
                 duration=sweep["duration_s"],
                 gpus=gpus,
                 gpu_hours=entry["gpu_hours"],

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.model.layout import Layout
 from bot.model.problems import Problem, from_yaml
@@ -370,11 +370,10 @@ def build_entry(key: str, raw: Any, file: str, line: int | None, layout: Layout)
             if not isinstance(point, dict):
                 reader.problem("master-point-not-mapping", point_line, scenario=scenario)
                 continue
-            built = _build_point(
-                reader, point, point_line, scenario, group_index, index, multinode, recipe_dir
-            )
+            where = _Group(scenario, group_index, utilization, isl, osl)
+            built = _build_point(reader, point, point_line, where, index, multinode, recipe_dir)
             if built is not None:
-                points.append(_with_group(built, utilization, isl, osl))
+                points.append(built)
     return ConfigEntry(
         key, file, line, image, runner, framework, multinode, tuple(points), raw, tuple(reader.problems)
     )
@@ -403,18 +402,21 @@ def _utilization(reader: _EntryReader, group: dict, line: int | None) -> Decimal
     return number
 
 
-def _with_group(point: Point, utilization: Decimal | None, isl: int | None, osl: int | None) -> Point:
-    from dataclasses import replace
+class _Group(NamedTuple):
+    """What a search-space point inherits from its scenario group."""
 
-    return replace(point, utilization=utilization, isl=isl, osl=osl)
+    scenario: str
+    index: int
+    utilization: Decimal | None
+    isl: int | None
+    osl: int | None
 
 
 def _build_point(
     reader: _EntryReader,
     point: dict,
     line: int | None,
-    scenario: str,
-    group: int,
+    group: _Group,
     index: int,
     multinode: bool,
     recipe_dir: str | None,
@@ -445,12 +447,12 @@ def _build_point(
         name: reader.field(topo, key, int, 1, line)
         for name, key in (("ep", "ep"), ("pp", "pp"), ("dcp", "dcp-size"), ("pcp", "pcp-size"))
     }
-    built = Point(
+    return Point(
         config_key=reader.key,
         file=reader.file,
         line=line,
-        scenario=scenario,
-        group=group,
+        scenario=group.scenario,
+        group=group.index,
         index=index,
         concurrencies=concurrencies,
         tp=tp,
@@ -461,11 +463,12 @@ def _build_point(
         selector=selector,
         multinode=multinode,
         raw=point,
+        utilization=group.utilization,
+        isl=group.isl,
+        osl=group.osl,
+        gpus=gpus or tp * values["pp"] * values["pcp"],
         **values,
     )
-    from dataclasses import replace
-
-    return replace(built, gpus=gpus or built.gpus_per_worker)
 
 
 def _workers_signature(raw: Any) -> tuple[Any, ...] | None:

@@ -118,11 +118,19 @@ class GitSnapshot:
     sha: str
     label: str
     _cache: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    _paths: frozenset[str] | None = field(default=None, repr=False)
+
+    def _all_paths(self) -> frozenset[str]:
+        """Every file path of the commit, listed once: absent files then cost no git round trip."""
+        if self._paths is None:
+            self._paths = frozenset(self.repo.list_files(self.sha, ""))
+        return self._paths
 
     def read(self, path: str) -> bytes | None:
         if path not in self._cache:
-            self._cache[path] = self.repo.read(self.sha, path)
+            present = path in self._all_paths()
+            self._cache[path] = self.repo.read(self.sha, path) if present else None
         return self._cache[path]
 
     def list_files(self, prefix: str) -> list[str]:
-        return self.repo.list_files(self.sha, prefix)
+        return sorted(p for p in self._all_paths() if p.startswith(prefix))

@@ -224,14 +224,12 @@ class GitHubSource:
         return tuple(sorted(found, key=lambda c: c.created_at))
 
     def team_members(self, org: str, team: str) -> tuple[str, ...] | None:
-        """Logins of a team's members; None when the token may not read them (403/404) or GitHub failed."""
+        """Logins of a team's members; None when they cannot be read (403/404: the token may not; or
+        GitHub failed): the review then cannot count sign-offs by members of that team."""
         try:
             members = self.gh.get_organization(org).get_team_by_slug(team).get_members()
             return tuple(sorted(user.login for user in members))
-        except API_ERRORS as exc:
-            if not (isinstance(exc, GithubException) and exc.status in (403, 404)):
-                doing = msg("action-doing-team", team=f"{org}/{team}")
-                self.failures.append(explain(exc, doing, self.retries))
+        except API_ERRORS:
             return None
 
     def teams(self, handles: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], list[str]]:
