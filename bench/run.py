@@ -612,7 +612,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{runs} run(s); RSS by {rss_method()}")
     with tempfile.TemporaryDirectory(prefix="prbot-bench-") as tmp:
         repo = Path(tmp) / "history"
-        subprocess.run(["git", "clone", "-q", str(BUNDLE), str(repo)], check=True)
+        clone = ["git", "clone", "-q", str(BUNDLE), str(repo)]
+        cloned = subprocess.run(clone, capture_output=True, check=False)
+        if cloned.returncode != 0:
+            print(f"bench: cannot clone {BUNDLE}:\n{tail(cloned.stderr)}")
+            return 1
         prs = choose_prs(repo)
         print(f"cloned {BUNDLE.name}; reviewing {len(prs)} PRs: "
               + ", ".join(f"#{p.number} ({p.lines:,} lines)" for p in prs))

@@ -127,5 +127,6 @@ def _emit(args: argparse.Namespace, report, labels: tuple[str, str], seconds: fl
     else:
         sys.stdout.write(render_comment(report, lang=args.lang, base=labels[0], head=labels[1]))
     elapsed = seconds + time.perf_counter() - started
-    print(f"prbot: {report.verdict} — {len(report.findings)} findings in {elapsed:.2f} s", file=sys.stderr)
+    verdict = report.verdict if report.reviewed else "nothing could be reviewed"
+    print(f"prbot: {verdict} — {len(report.findings)} findings in {elapsed:.2f} s", file=sys.stderr)
     return report.exit_code

@@ -111,6 +111,8 @@ class ReviewDiff:
     recipe_users: dict[str, list[ConfigEntry]] = field(default_factory=dict)
     # CODEOWNERS as read at the BASE ref (a PR must not choose its own owners); None if absent.
     codeowners: CodeownersFile | None = None
+    # Changed master configs that could not be read at the head: their keys are unknown, not removed.
+    unreadable_masters: list[str] = field(default_factory=list)
 
 
 def image_uses(diff: ReviewDiff) -> list[ImageUse]:
@@ -236,6 +238,7 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
     parsed: dict[tuple[str, bytes], Recipe] = {}
     recipes_base, recipes_head = _RecipeCache(base, parsed), _RecipeCache(head, parsed)
     keys: dict[str, KeyChange] = {}
+    unreadable: list[str] = []
     masters_head: dict[str, MasterFile] = {}
     head_keys: set[str] = set()
     for path in head_masters_all:
@@ -262,6 +265,10 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
             keys[key] = KeyChange(key, path, before, after)
         if new is not None:
             problems.extend(p for p in new.problems if p not in problems)
+            if new.unreadable:
+                unreadable.append(path)
+                for key in [k for k, change in keys.items() if change.file == path]:
+                    del keys[key]
     changed_recipes = [p for p in changed_files if _is_recipe(p, layout)]
     if changed_recipes:
         _keys_using_recipes(changed_recipes, base, masters_head, keys, layout)
@@ -296,6 +303,7 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
         changed_recipes,
         recipe_users,
         codeowners=find_codeowners(base),
+        unreadable_masters=unreadable,
     )
 
 

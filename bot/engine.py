@@ -8,7 +8,7 @@ from collections.abc import Callable
 from bot.checks import changelog, codeowners, consistency, digest, dram, labels, recipe_selection, sweep_plan
 from bot.checks.context import CheckContext
 from bot.diff import ReviewDiff, compute, image_uses
-from bot.findings import Finding, Severity, finding
+from bot.findings import CHECK_IDS, Finding, Severity, finding
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings
@@ -25,6 +25,17 @@ CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
 )
 
 
+def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed") -> Finding:
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    return finding(
+        check_id,
+        Severity.UNVERIFIED,
+        message_id,
+        error=type(exc).__name__,
+        where=f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}",
+    )
+
+
 def _run_check(
     check_id: str, run: Callable[[CheckContext], list[Finding]], ctx: CheckContext
 ) -> list[Finding]:
@@ -32,16 +43,7 @@ def _run_check(
     try:
         return run(ctx)
     except Exception as exc:
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        return [
-            finding(
-                check_id,
-                Severity.UNVERIFIED,
-                "check-crashed",
-                error=type(exc).__name__,
-                where=f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}",
-            )
-        ]
+        return [_crashed(check_id, exc)]
 
 
 def _digest(diff: ReviewDiff, offline: bool) -> list[Finding]:
@@ -66,7 +68,13 @@ def review(
 ) -> Report:
     """Run every check on the difference between base and head (`offline`: no registry lookups)."""
     settings = settings or Settings()
-    diff = compute(base, head, changed_files)
+    try:
+        diff = compute(base, head, changed_files)
+    except Exception as exc:
+        if type(exc).__module__.startswith("bot.sources."):
+            raise  # a file could not be fetched: the caller says which, and the review did not run
+        # A bug while working out the diff: no check can run, each says so, and the exit status is 2.
+        return Report([_crashed(check_id, exc, "review-crashed") for check_id in CHECK_IDS])
     ctx = CheckContext(diff, pr, settings)
     findings: list[Finding] = []
     for check_id, run in CHECKS:
@@ -74,4 +82,8 @@ def review(
     findings += _run_check("digest", lambda c: _digest(c.diff, offline), ctx)
     published = {c.key: {"base": c.published_base, "head": c.published_head} for c in diff.keys.values()}
     aspects = {c.key: c.aspects for c in diff.keys.values()}
-    return Report(findings, published, sweep_plan.plan(ctx), aspects)
+    try:
+        plan = sweep_plan.plan(ctx)
+    except Exception:  # the sweep-plan check has said `check-crashed` already
+        plan = {}
+    return Report(findings, published, plan, aspects)

@@ -43,8 +43,11 @@ def _template() -> jinja2.Template:
     return env.get_template("comment.md.j2")
 
 
-def render_comment(report: Report, *, lang: str = "both", base: str = "", head: str = "") -> str:
-    """The full comment, cut to GitHub's size limit with a pointer to the job summary if needed."""
+def render_comment(
+    report: Report, *, lang: str = "both", base: str = "", head: str = "", limit: int | None = COMMENT_LIMIT
+) -> str:
+    """The full comment, cut to `limit` (GitHub's comment size; None: uncut, for the job summary)
+    with a pointer to the job summary when it had to be cut."""
     groups: dict[str, list[Finding]] = {str(s): [] for s in Severity}
     sweep: list[Finding] = []
     for f in report.findings:
@@ -71,7 +74,7 @@ def render_comment(report: Report, *, lang: str = "both", base: str = "", head: 
         base=base,
         head=head,
     )
-    return fit(text, lang)
+    return text if limit is None else fit(text, lang, limit)
 
 
 def fit(text: str, lang: str, limit: int = COMMENT_LIMIT) -> str:

@@ -10,6 +10,8 @@ from bot.findings import CHECK_IDS, Finding, Severity
 
 SEVERITY_ORDER = list(Severity)
 EXIT_CLEAN, EXIT_BLOCKING, EXIT_ERROR = 0, 1, 2
+# Findings that only say a check (or the whole review) could not run.
+NOT_RUN = ("check-crashed", "review-crashed")
 
 
 @dataclass
@@ -32,7 +34,15 @@ class Report:
         return "warnings" if self.of(Severity.WARNING) else "clean"
 
     @property
+    def reviewed(self) -> bool:
+        """False when nothing could be reviewed: every check crashed (or the diff could not be read)."""
+        return any(f.message_id not in NOT_RUN for f in self.findings)
+
+    @property
     def exit_code(self) -> int:
+        """1 for real blocking findings, 2 only when nothing could be reviewed, else 0."""
+        if not self.reviewed:
+            return EXIT_ERROR
         return EXIT_BLOCKING if self.verdict == "blocking" else EXIT_CLEAN
 
     def to_json(self) -> dict[str, Any]:

@@ -7,7 +7,6 @@ properties also `:` and `,`.
 
 from __future__ import annotations
 
-import inspect
 import os
 import tempfile
 import uuid
@@ -57,10 +56,8 @@ def counts(report: Report) -> tuple[int, int]:
 
 
 def full_review(report: Report, lang: str, base: str, head: str) -> str:
-    """The review for the job summary: not cut to the comment limit when the renderer allows it."""
-    if "limit" in inspect.signature(render_comment).parameters:
-        return render_comment(report, lang=lang, base=base, head=head, limit=SUMMARY_LIMIT)  # type: ignore[call-arg]
-    return render_comment(report, lang=lang, base=base, head=head)
+    """The review for the job summary, cut only at the summary's own (much larger) limit."""
+    return render_comment(report, lang=lang, base=base, head=head, limit=SUMMARY_LIMIT)
 
 
 def _notes_block(notes: Iterable[Msg], lang: str) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -541,3 +543,67 @@ def test_python_m_bot_action(fake: FakeGitHub, tmp_path: Path) -> None:
     _no_token(fake, done.stdout, done.stderr, files.summary.read_text(encoding="utf-8"))
     assert files.outputs()["verdict"] == "warnings"
     assert len(stickies(fake)) == 1
+
+
+# ---------------------------------------------------------------- what a failure inside the review looks like
+
+OTHER_RECIPE = "benchmarks/single_node/srt-slurm-recipes/dsr1/atom/mi355x-fp4/8k1k.yaml"
+
+
+def test_a_file_unreadable_during_the_checks_is_noted(
+    fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.action
+    from bot.sources.github import GitHubError
+
+    real = bot.action.review
+
+    def review_reading_more(base: Any, head: Any, *args: Any, **kwargs: Any) -> Any:
+        with contextlib.suppress(GitHubError):  # as a check would: its finding becomes "unverified"
+            head.read(OTHER_RECIPE)
+        return real(base, head, *args, **kwargs)
+
+    monkeypatch.setattr(bot.action, "review", review_reading_more)
+    fake.fail("GET", "/contents/" + re.escape(OTHER_RECIPE), 500, times=None)
+    run = act(fake, tmp_path, pull_event(fake, PR))
+    assert run.code == 0
+    body = stickies(fake)[0].body
+    marker, note = body.split("\n")[:2]
+    assert marker == MARKER
+    assert note.startswith(
+        "> ⚠️ Some files could not be read from GitHub (GitHub kept failing (HTTP 500) while"
+    )
+    assert "部分文件无法从 GitHub 读取" in body
+    assert "### prbot review — no blocking issues · 1 warning" in body
+    assert "Some files could not be read" in run.summary
+
+
+def test_a_bug_in_the_review_is_one_line_and_exit_2(
+    fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.action
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"boom with {fake.token}")  # even a careless message must not leak it
+
+    monkeypatch.setattr(bot.action, "review", broken)
+    run = act(fake, tmp_path, pull_event(fake, PR))
+    assert run.code == 2
+    assert "prbot stopped on an unexpected RuntimeError (test_action.py:" in run.log
+    assert "unexpected RuntimeError (test\\_action.py:" in stickies(fake)[0].body  # markdown-escaped
+    assert "Traceback" not in run.log
+
+
+def test_a_bug_while_publishing_is_one_line_and_exit_2(
+    fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.summary
+
+    def broken(report: Any) -> Any:
+        raise KeyError(fake.token)
+
+    monkeypatch.setattr(bot.summary, "annotations", broken)
+    run = act(fake, tmp_path, pull_event(fake, PR))
+    assert run.code == 2
+    assert "::error title=prbot::prbot stopped on an unexpected KeyError (test_action.py:" in run.log
+    assert run.outputs["verdict"] == "error"

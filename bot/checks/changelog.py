@@ -152,8 +152,9 @@ def _append_only(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
 def check(ctx: CheckContext) -> list[Finding]:
     diff = ctx.diff
     file = diff.layout.changelog
-    content_changed = [c for c in diff.keys.values() if c.entry_changed]
-    out: list[Finding] = []
+    # A removed key needs no entry (an entry could not name it: it no longer exists).
+    content_changed = [c for c in diff.keys.values() if c.entry_changed and c.head is not None]
+    out: list[Finding] = ctx.unreadable(CHECK)
     if not diff.changelog_changed:
         if content_changed:
             out.append(
@@ -165,13 +166,13 @@ def check(ctx: CheckContext) -> list[Finding]:
                     keys=[c.key for c in content_changed],
                 )
             )
-        else:
+        elif not out:
             out.append(finding(CHECK, Severity.VERIFIED, "changelog-not-needed"))
         return out
     log = diff.changelog
     assert log is not None
     if log.unreadable is not None:
-        return [from_problem(CHECK, Severity.BLOCKING, log.unreadable)]
+        return [*out, from_problem(CHECK, Severity.BLOCKING, log.unreadable)]
     out += [from_problem(CHECK, Severity.BLOCKING, problem) for problem in log.edits[:MAX_EDITS_LISTED]]
     if len(log.edits) > MAX_EDITS_LISTED:
         out.append(
@@ -205,11 +206,13 @@ def check(ctx: CheckContext) -> list[Finding]:
             finding(CHECK, severity, message, file=file, line=e.line, index=e.index + 1)
             for e in log.link_only_edits
         ]
-    for entry in log.appended:
+    new_entries = log.appended + log.inserted  # inserted ones are blocking already, but still checked
+    for entry in new_entries:
         out += _schema(entry, file)
         out += _pr_link(entry, ctx, file)
         out += _append_only(entry, ctx, file)
-        for pattern in entry.config_keys if diff.head_keys else ():
+        # With a changed master config unreadable, which keys exist or changed is unknown.
+        for pattern in entry.config_keys if diff.head_keys and not diff.unreadable_masters else ():
             matched = [k for k in diff.head_keys if k == pattern or fnmatch.fnmatchcase(k, pattern)]
             if not matched:
                 out.append(
@@ -233,7 +236,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                         key=pattern,
                     )
                 )
-    if log.appended and not diff.head_keys:
+    if log.appended and not diff.head_keys and not diff.unreadable_masters:
         out.append(
             finding(
                 CHECK,
@@ -244,7 +247,7 @@ def check(ctx: CheckContext) -> list[Finding]:
             )
         )
     for change in diff.keys.values():
-        if change.head is None or any(_names_key(e, change.key) for e in log.appended):
+        if change.head is None or any(_names_key(e, change.key) for e in new_entries):
             continue
         severity = Severity.BLOCKING if change.entry_changed else Severity.WARNING
         message = "changelog-key-not-covered" if change.entry_changed else "changelog-recipe-key-not-covered"

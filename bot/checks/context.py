@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.diff import KeyChange, ReviewDiff
+from bot.findings import Finding, Severity, finding
 from bot.pullrequest import PullRequest
 from bot.settings import Settings
 
@@ -20,6 +21,11 @@ class CheckContext:
     def live_keys(self) -> list[KeyChange]:
         """Changed keys that still exist at the head."""
         return [c for c in self.diff.keys.values() if c.head is not None]
+
+    def unreadable(self, check: str) -> list[Finding]:
+        """`unverified` when a changed master config could not be read, so its keys went unchecked."""
+        paths = self.diff.unreadable_masters
+        return [finding(check, Severity.UNVERIFIED, "unchecked-unreadable-master", paths=paths)] if paths else []
 
 
 def short_list(values: list[int]) -> str:

@@ -12,7 +12,7 @@ from bot.diff import KeyChange, Run
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.dram import Budget, budget
 from bot.model.recipe import Variant
-from bot.model.runners import Hardware, lookup
+from bot.model.runners import Hardware, lookup, shape_problem
 
 CHECK = "dram"
 
@@ -41,6 +41,21 @@ def _hardware(ctx: CheckContext, change: KeyChange) -> tuple[Hardware | None, li
     if ctx.diff.runners_problem is not None:
         return None, [from_problem(CHECK, Severity.BLOCKING, ctx.diff.runners_problem, change.key)]
     hardware = lookup(ctx.diff.runners, runner) if runner else None
+    shape = shape_problem(ctx.diff.runners, runner) if runner and hardware is None else None
+    if shape is not None:
+        field_name, line = shape
+        return None, [
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "dram-runners-not-mapping",
+                config_key=change.key,
+                file=file,
+                line=line,
+                field=file if field_name == "runners.yaml" else field_name,
+                runner=runner,
+            )
+        ]
     if hardware is None:
         return None, [
             finding(
@@ -258,7 +273,7 @@ def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
 
 
 def check(ctx: CheckContext) -> list[Finding]:
-    out: list[Finding] = []
+    out: list[Finding] = ctx.unreadable(CHECK)
     for change in ctx.live_keys():
         out += _key_findings(ctx, change)
     if not out:

@@ -19,6 +19,8 @@ def _recipe_problems(recipe: Recipe, key: str, changed: bool) -> list[Finding]:
 def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
     """Variants of a bundle that no point of any key using the recipe selects."""
     users = ctx.diff.recipe_users.get(path, [])
+    if any(e.problems for e in users):
+        return []  # points that could not be read may be the ones a variant serves
     used: set[str] = set()
     for entry in users:
         for point in entry.points:
@@ -46,7 +48,7 @@ def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
 
 
 def check(ctx: CheckContext) -> list[Finding]:
-    out: list[Finding] = []
+    out: list[Finding] = ctx.unreadable(CHECK)
     recipes = ctx.diff.recipes_head
     checked_recipes: set[str] = set()
     any_recipe = False
@@ -132,7 +134,7 @@ def check(ctx: CheckContext) -> list[Finding]:
         recipe = recipes.get(path)
         if recipe is not None and not recipe.problems:
             out += _leftovers(ctx, path, recipe)
-    if not any_recipe:
+    if not any_recipe and (ctx.diff.keys or not ctx.diff.unreadable_masters):
         out.append(
             finding(
                 CHECK,

@@ -59,7 +59,7 @@ def _plan(ctx: CheckContext) -> dict[str, Any]:
 
 def check(ctx: CheckContext) -> list[Finding]:
     sweep = plan(ctx)
-    out: list[Finding] = []
+    out: list[Finding] = ctx.unreadable(CHECK)
     for key, entry in sweep["keys"].items():
         runs = entry["runs"]
         change = ctx.diff.keys[key]

@@ -50,7 +50,9 @@ class Entry:
         return link if isinstance(link, str) else None
 
     def field_line(self, name: str) -> int | None:
-        return self.raw.line_of(name) if isinstance(self.raw, LineDict) else self.line
+        """The line of a field, or the entry's own line when the field is absent."""
+        line = self.raw.line_of(name) if isinstance(self.raw, LineDict) else None
+        return line or self.line
 
 
 @dataclass
@@ -64,6 +66,9 @@ class ChangelogDiff:
     duplicates: list[Duplicate]
     unreadable: Problem | None = None
     link_only_edits: list[Entry] = field(default_factory=list)
+    # New entries written above the end (each also in `edits` as changelog-inserted): they still
+    # name the keys the PR changed, so coverage counts them.
+    inserted: list[Entry] = field(default_factory=list)
 
 
 def _entries(data: Any, first_index: int) -> list[Entry]:
@@ -112,6 +117,9 @@ def compare(path: str, base: bytes | None, head: bytes | None) -> ChangelogDiff:
         decode(base)
     except YamlProblem as exc:
         return ChangelogDiff([], False, [], [], [], from_yaml(exc, path))
+    if base and not base.endswith(b"\n") and head.startswith(base + b"\n"):
+        # Adding the missing final newline is not an edit of the last entry.
+        base += b"\n"
     if head.startswith(base):
         tail_text = head_text[len(base.decode("utf-8")) :]
         base_lines = base.count(b"\n")
@@ -155,6 +163,7 @@ def _full_compare(path: str, base: bytes, head_text: str) -> ChangelogDiff:
     new = _entries(head_data, 0)
     edits: list[Problem] = []
     link_only: list[Entry] = []
+    inserted_entries: list[Entry] = []
     common = 0
     while common < min(len(old), len(new)) and old[common].raw == new[common].raw:
         common += 1
@@ -189,10 +198,13 @@ def _full_compare(path: str, base: bytes, head_text: str) -> ChangelogDiff:
             continue
         for inserted in new_rest[position:match]:
             edits.append(Problem("changelog-inserted", path, inserted.line, {"index": inserted.index + 1}))
+            inserted_entries.append(inserted)
         position = match + 1
     appended = new_rest[position:]
     hygiene = _hygiene(head_text, head_text.encode("utf-8"), path, 1)
-    return ChangelogDiff(appended, False, edits, hygiene, head_loaded.duplicates, None, link_only)
+    return ChangelogDiff(
+        appended, False, edits, hygiene, head_loaded.duplicates, None, link_only, inserted_entries
+    )
 
 
 def _same_but_link(old: Any, new: Any) -> bool:

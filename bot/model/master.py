@@ -143,12 +143,15 @@ class MasterFile:
         self.path = path
         self.layout = layout
         self.problems: list[Problem] = []
+        # True once the file as a whole could not be read (not UTF-8, not YAML, not a mapping).
+        self.unreadable = False
         self._full: LineDict | None = None
         self._parsed: dict[str, ConfigEntry | None] = {}
         try:
             self.text = decode(data)
         except YamlProblem as exc:
             self.text = ""
+            self.unreadable = True
             self.problems.append(from_yaml(exc, path))
         self.entries, duplicates = split_entries(self.text)
         for key, line, first in duplicates:
@@ -208,12 +211,14 @@ class MasterFile:
         except YamlProblem as exc:
             self.problems.append(from_yaml(exc, self.path))
             self.entries = {}
+            self.unreadable = True
             return
         if loaded.data is None:
             return
         if not isinstance(loaded.data, dict):
             self.problems.append(Problem("master-not-mapping", self.path, 1, {"path": self.path}))
             self.entries = {}
+            self.unreadable = True
             return
         self._note_duplicates(loaded.duplicates)
         self._full = loaded.data
@@ -441,7 +446,8 @@ def _build_point(
         selector = selector or None
     tp = reader.field(topo, "tp", int, None, line)
     if tp is None:
-        reader.problem("master-no-tp", line)
+        if topo.get("tp") is None:  # a tp of the wrong type was reported by `field` already
+            reader.problem("master-no-tp", line)
         return None
     values = {
         name: reader.field(topo, key, int, 1, line)

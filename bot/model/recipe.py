@@ -17,6 +17,21 @@ from bot.yamlsafe import LineDict, YamlProblem, decode, load
 
 MAX_ZIP_VARIANTS = 512
 ROLE_NAMES = ("agg", "prefill")
+# What selection and the DRAM check read, and the type each must have (DESIGN.md §1 "Recipe").
+SELECTOR_ENV = ("CONC", "TP", "KV_OFFLOADING", "SPEC_DECODING")
+WHOLE_ENV = ("CONC", "TP")
+WHOLE_ARGS = (
+    "tensor-parallel-size",
+    "tp-size",
+    "pipeline-parallel-size",
+    "pp-size",
+    "data-parallel-size",
+    "dp-size",
+    "expert-parallel-size",
+    "ep-size",
+    "decode-context-parallel-size",
+)
+FLAG_ARGS = ("enable-dp-attention", "enable-expert-parallel")
 
 
 @dataclass(frozen=True)
@@ -146,6 +161,60 @@ def _find_pins(node: Any, path: str, file: str, pins: list[Pin], line: int | Non
             pins.append(Pin(match["repo"], match["digest"], file, line, path))
 
 
+def _whole(value: Any) -> bool:
+    """A non-negative whole number, or a string of digits (env values are strings)."""
+    if isinstance(value, bool):
+        return False
+    return (isinstance(value, int) and value >= 0) or (isinstance(value, str) and value.strip().isdigit())
+
+
+def _shape(layer: Any, variant: str, path: str) -> list[Problem]:
+    """Wrong types, in one layer (base or an override), of the fields selection and `dram` read."""
+    problems: list[Problem] = []
+
+    def bad(parent: Any, key: Any, where: str, expected: str) -> None:
+        line = parent.line_of(key) if isinstance(parent, LineDict) else None
+        params = {"variant": variant, "field": where, "value": repr(parent[key])[:80], "expected": expected}
+        problems.append(Problem("recipe-wrong-type", path, line, params))
+
+    def mapping(parent: Any, key: str, where: str) -> dict | None:
+        value = parent.get(key) if isinstance(parent, dict) else None
+        if value is not None and not isinstance(value, dict):
+            bad(parent, key, where, "mapping")
+            return None
+        return value
+
+    bench = mapping(layer, "benchmark", "benchmark")
+    env = mapping(bench, "env", "benchmark.env")
+    for name in SELECTOR_ENV:
+        value = env.get(name) if env else None
+        if value is None:
+            continue
+        if name in WHOLE_ENV and not _whole(value):
+            bad(env, name, f"benchmark.env.{name}", "integer")
+        elif isinstance(value, list | dict):
+            bad(env, name, f"benchmark.env.{name}", "string")
+    roles = mapping(layer, "roles", "roles")
+    for role_name in list(roles or ()):
+        where = f"roles.{role_name}"
+        role = mapping(roles, role_name, where)
+        if role is None:
+            continue
+        args = mapping(role, "args", f"{where}.args")
+        mapping(role, "env", f"{where}.env")
+        if role.get("gpus") is not None and not _whole(role["gpus"]):
+            bad(role, "gpus", f"{where}.gpus", "integer")
+        for arg in list(args or ()):
+            value, name = args[arg], str(arg).replace("_", "-")
+            if value is None:
+                continue
+            if name in WHOLE_ARGS and not _whole(value):
+                bad(args, arg, f"{where}.args.{arg}", "integer")
+            elif name in FLAG_ARGS and not isinstance(value, bool | str):
+                bad(args, arg, f"{where}.args.{arg}", "boolean")
+    return problems
+
+
 def parse_recipe(path: str, data: bytes) -> Recipe:
     """Parse recipe bytes into variants; problems (YAML errors, bad zips) are collected, not raised."""
     problems: list[Problem] = []
@@ -168,8 +237,12 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
         k for k in doc if isinstance(k, str) and (k.startswith("override_") or k.startswith("zip_override_"))
     ]
     if "base" not in doc and not overrides:
+        problems += _shape(doc, "base", path)
         return Recipe(path, {"base": Variant("base", doc, 1, (doc,))}, pins, lines, problems)
+    if doc.get("base") is not None and not isinstance(doc["base"], dict):
+        problems.append(Problem("recipe-variant-not-mapping", path, doc.lines.get("base"), {"variant": "base"}))
     base = doc.get("base") if isinstance(doc.get("base"), dict) else LineDict()
+    problems += _shape(base, "base", path)
     variants: dict[str, Variant] = {"base": Variant("base", base, doc.lines.get("base"), (base,))}
     for name in overrides:
         override = doc[name]
@@ -178,6 +251,7 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
             problems.append(Problem("recipe-variant-not-mapping", path, line, {"variant": name}))
             continue
         if name.startswith("override_"):
+            problems += _shape(override, name, path)
             variants[name] = Variant(name, merge(base, override), line, (override, base))
             continue
         lengths = _zip_length(override)
@@ -186,8 +260,13 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
                 Problem("recipe-bad-zip", path, line, {"variant": name, "lengths": sorted(lengths)})
             )
             continue
+        seen = {(p.line, p.params.get("field")) for p in problems}
         for index in range(lengths.pop()):
             picked = _zip_pick(override, index)
+            for problem in _shape(picked, f"{name}[{index}]", path):
+                if (problem.line, problem.params["field"]) not in seen:
+                    seen.add((problem.line, problem.params["field"]))
+                    problems.append(problem)
             variants[f"{name}[{index}]"] = Variant(
                 f"{name}[{index}]", merge(base, picked), line, (picked, base)
             )

@@ -17,12 +17,24 @@ class Hardware:
 
 
 def _number(value: Any) -> int | None:
+    """A positive whole number (`_` digit separators allowed), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return value if value > 0 else None
     if isinstance(value, str) and value.replace("_", "").isdigit():
-        return int(value.replace("_", ""))
+        return int(value.replace("_", "")) or None
+    return None
+
+
+def shape_problem(runners: Any, runner: str) -> tuple[str, int | None] | None:
+    """(field, line) when runners.yaml is not shaped as a lookup of `runner` needs, else None."""
+    if not isinstance(runners, dict):
+        return "runners.yaml", 1
+    name = "clusters" if runner.startswith("cluster:") and "clusters" in runners else "hardware"
+    table = runners.get(name)
+    if table is not None and not isinstance(table, dict):
+        return name, getattr(runners, "lines", {}).get(name)
     return None
 
 
@@ -44,8 +56,10 @@ def lookup(runners: Any, runner: str) -> Hardware | None:
         record = runners["hardware"].get(runner)
         lines = getattr(runners["hardware"], "lines", {})
         name = runner
-    if not isinstance(record, dict):
+    if record is None:
         return None
+    if not isinstance(record, dict):  # named, but not a mapping of hardware fields
+        record = {}
     return Hardware(
         name=name,
         gpus_per_node=_number(record.get("gpus-per-node")),

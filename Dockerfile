@@ -1,0 +1,33 @@
+# The prbot GitHub Action (see action.yml and docs/action.md).
+#
+# Two stages: the first installs prbot and its pinned dependencies (constraints.txt) into a
+# virtual environment; the second copies only that environment onto a clean slim Python, so no
+# build tool, pip cache or source tree is left in the image. git is not needed: the action reads
+# the pull request through the GitHub API and never checks out or runs its code.
+
+FROM python:3.12-slim AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_CONSTRAINT=/src/constraints.txt
+WORKDIR /src
+COPY pyproject.toml constraints.txt README.md ./
+COPY bot ./bot
+COPY templates ./templates
+RUN python -m venv /opt/prbot \
+    && /opt/prbot/bin/pip install --no-cache-dir . \
+    && /opt/prbot/bin/pip uninstall --yes pip \
+    && /opt/prbot/bin/prbot --version
+
+FROM python:3.12-slim
+LABEL org.opencontainers.image.title="prbot" \
+      org.opencontainers.image.description="Deterministic bilingual review of InferenceX benchmark-config pull requests" \
+      org.opencontainers.image.licenses="Apache-2.0"
+ENV PATH=/opt/prbot/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1
+COPY --from=build /opt/prbot /opt/prbot
+# Not root. UID 1001 is the runner user of GitHub-hosted runners, which owns the files a Docker
+# action writes to ($GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY, the workspace).
+RUN useradd --uid 1001 --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin prbot
+USER 1001
+ENTRYPOINT ["prbot", "action"]

