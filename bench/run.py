@@ -537,7 +537,9 @@ def targets(prs: list[PR], cold: ColdStart) -> list[dict[str, Any]]:
     add("largest PR: CLI end-to-end ≤ 2× floor", ratio(cli, floor), TARGET_RATIO, "×")
     add("largest PR: in-process review ≤ 1 s", review, TARGET_REVIEW_S, "s")
     add("largest PR: CLI end-to-end ≤ 1 s", cli, TARGET_REVIEW_S, "s")
-    add("import-to-first-output (`python -m bot demo`) ≤ 0.3 s", median(cold.demo_first_byte),
+    # Issue #8 (d): the container-style cold start is `python -m bot --help`, whose whole run
+    # (interpreter, imports, output) bounds its import-to-first-output time.
+    add("import-to-first-output (`python -m bot --help`) ≤ 0.3 s", median(cold.help_wall),
         TARGET_FIRST_OUTPUT_S, "s")
     rss = [r for p in prs for r in p.cli_rss] + cold.demo_rss
     add("peak RSS of any CLI run ≤ 150 MiB", max(rss) if rss else None, TARGET_RSS_MIB, "MiB")

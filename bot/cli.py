@@ -7,8 +7,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot import __version__
+
+if TYPE_CHECKING:
+    from bot.report import Report
 
 EXIT_ERROR = 2
 
@@ -118,7 +122,8 @@ def _demo(args: argparse.Namespace) -> int:
         return _emit(args, *run_local(request))
 
 
-def _emit(args: argparse.Namespace, report, labels: tuple[str, str], seconds: float) -> int:
+def _emit(args: argparse.Namespace, report: Report, labels: tuple[str, str], seconds: float) -> int:
+    """Print the comment or the JSON report, and a one-line summary with the time taken."""
     from bot.render import render_comment
 
     started = time.perf_counter()
