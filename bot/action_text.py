@@ -24,7 +24,7 @@ class Msg:
     params: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        messages.require(self.id)
+        messages.require(self.id, self.params)
 
     def render(self, lang: str = "en", *, markdown: bool = False) -> str:
         params = {k: _resolve(v, lang, markdown) for k, v in self.params.items()}

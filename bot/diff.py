@@ -7,6 +7,7 @@ only their changed entries), the recipes those entries use, runners.yaml and the
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,9 +174,10 @@ class RecipeMentions:
             r.partition("srt-slurm-recipes/")[2] or r.partition("benchmarks/")[2] or r for r in recipes
         ]
         self.names = [posixpath.basename(r) for r in recipes]
+        self.tails_re = re.compile("|".join(map(re.escape, self.tails)) or "(?!)")
 
     def __call__(self, text: str) -> bool:
-        if any(tail in text for tail in self.tails):
+        if self.tails_re.search(text):
             return True
         return "srt-recipe-dir" in text and any(name in text for name in self.names)
 
@@ -272,6 +274,8 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
     changed_recipes = [p for p in changed_files if _is_recipe(p, layout)]
     if changed_recipes:
         _keys_using_recipes(changed_recipes, base, masters_head, keys, layout)
+    for path in changed_recipes:  # read even when no key runs them, so that a broken one is named
+        recipes_head.get(path)
     for change in keys.values():
         # A removed key's runs are only counted, so its recipes need not be read.
         old_recipes = recipes_base if change.head is not None else None

@@ -79,7 +79,7 @@ def review(
     findings: list[Finding] = []
     for check_id, run in CHECKS:
         findings += _run_check(check_id, run, ctx)
-    findings += _run_check("digest", lambda c: _digest(c.diff, offline), ctx)
+    findings += _run_check("digest", lambda c: c.unreadable("digest") + _digest(c.diff, offline), ctx)
     published = {c.key: {"base": c.published_base, "head": c.published_head} for c in diff.keys.values()}
     aspects = {c.key: c.aspects for c in diff.keys.values()}
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 from bot import messages
@@ -51,13 +52,15 @@ class Finding:
     def __post_init__(self) -> None:
         if self.check not in CHECK_IDS:
             raise ValueError(f"unknown check id {self.check!r}")
-        messages.require(self.message_id)
+        # A finding whose params do not fit its message fails here, inside the check that made it
+        # (which then reports `check-crashed`), never later while the comment is rendered.
+        messages.require(self.message_id, self.params)
 
-    @property
+    @cached_property
     def message_en(self) -> str:
         return messages.render(self.message_id, "en", self.params)
 
-    @property
+    @cached_property
     def message_zh(self) -> str:
         return messages.render(self.message_id, "zh", self.params)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 import yaml
+from jinja2 import meta
 
 from bot import textsafe
 from bot.resources import template_dir
@@ -53,7 +54,12 @@ def _environment(markdown: bool) -> jinja2.Environment:
     env = jinja2.Environment(
         undefined=jinja2.StrictUndefined, finalize=finalize, autoescape=False, keep_trailing_newline=False
     )
-    env.filters.update(code=code, num=lambda v: Safe(_num(v)), items=join)
+
+    def num(value: Any) -> Safe:
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        return Safe(_num(value)) if is_number else Safe(finalize(value))
+
+    env.filters.update(code=code, num=num, items=join)
     return env
 
 
@@ -78,10 +84,23 @@ def _compiled(message_id: str, lang: str, markdown: bool) -> jinja2.Template:
     return _environment(markdown).from_string(catalog()[message_id][lang].strip())
 
 
-def require(message_id: str) -> None:
-    """Fail fast (a programming error) when code names a message the catalog does not have."""
+@cache
+def variables(message_id: str) -> frozenset[str]:
+    """The names a message's templates use, in either language."""
+    env = _environment(markdown=False)
+    return frozenset().union(
+        *(meta.find_undeclared_variables(env.parse(catalog()[message_id][lang])) for lang in LANGS)
+    )
+
+
+def require(message_id: str, params: Mapping[str, Any]) -> None:
+    """Fail fast (a programming error) when code names a message the catalog does not have, or
+    leaves out a value its text needs."""
     if message_id not in catalog():
         raise KeyError(f"message {message_id!r} is not in templates/messages/")
+    missing = variables(message_id) - params.keys()
+    if missing:
+        raise KeyError(f"message {message_id!r} needs {', '.join(sorted(missing))}")
 
 
 def render(message_id: str, lang: str, params: Mapping[str, Any], *, markdown: bool = False) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
 
@@ -82,10 +83,30 @@ def fit(text: str, lang: str, limit: int = COMMENT_LIMIT) -> str:
     if len(text) <= limit:
         return text
     notes = "\n\n" + "\n\n".join(f"> {_t(code, 'ui-truncated')}" for code in LANG_CHOICES[lang]) + "\n"
-    budget = limit - len(notes) - len("\n</details>\n") - 16
+    budget = limit - len(notes) - len("\n</details>\n")
     cut = text[:budget].rsplit("\n", 1)[0]
-    if cut.count("```") % 2:
-        cut += "\n```"
-    if cut.count("<details>") > cut.count("</details>"):
+    while True:  # close a code block cut open (its fence may be long: it outgrows any backtick run)
+        fence = _open_fence(cut)
+        closer = "\n" + fence if fence else ""
+        if len(cut) + len(closer) <= budget:
+            break
+        cut = cut[: budget - len(closer)].rsplit("\n", 1)[0]
+    cut += closer
+    # Only the template writes tags at the start of a line; PR text sits inside list items.
+    if len(re.findall(r"^<details>", cut, re.M)) > len(re.findall(r"^</details>", cut, re.M)):
         cut += "\n</details>\n"
     return cut + notes
+
+
+def _open_fence(text: str) -> str | None:
+    """The fence of a fenced code block left open at the end of `text`, if any."""
+    fence = None
+    for line in text.split("\n"):
+        stripped = line.lstrip(" ")
+        run = re.match(r"`{3,}", stripped)
+        if fence is not None:
+            if run and len(run.group(0)) >= len(fence) and not stripped.strip("`").strip():
+                fence = None
+        elif run and "`" not in stripped[run.end() :]:
+            fence = run.group(0)
+    return fence

@@ -10,6 +10,7 @@ with a clear reason rather than taking the runner down.
 from __future__ import annotations
 
 import re
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 STR_TAG = "tag:yaml.org,2002:str"
 MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
+_INVALID = object()  # a scalar pyyaml could not construct
 
 
 class YamlProblem(Exception):
@@ -108,7 +110,15 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
             constructor = self.yaml_constructors.get(node.tag)
             if constructor is None or node.tag in (MAP_TAG, SEQ_TAG):
                 return self.construct_object(node, deep=True)  # raises a clear error for unknown tags
-            return constructor(self, node)
+            try:  # `!!int ""`, `!!bool maybe`, `!!timestamp 2026-13-45` fail inside pyyaml
+                value = constructor(self, node)
+            except Exception:
+                value = _INVALID
+            if value is _INVALID or isinstance(value, types.GeneratorType):  # `!!omap 1`: a collection tag
+                kind = node.tag.rsplit(":", 1)[-1]
+                problem = f"{node.value[:40]!r} is not a valid {kind}"
+                raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+            return value
         if isinstance(node, SequenceNode):
             items = LineList()
             self._built[id(node)] = items
@@ -186,16 +196,19 @@ def _check_depth(text: str, max_depth: int) -> None:
                     raise YamlProblem("too-deep", f"nesting deeper than {max_depth} levels", line)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
-    except yaml.MarkedYAMLError as exc:
+    except yaml.YAMLError as exc:  # ReaderError (control characters) is not a MarkedYAMLError
         # Newer libyaml refuses deep flow nesting itself; other syntax errors are reported by `load`.
-        if "nesting depth" in str(exc.problem or "") or "level" in str(exc.context or ""):
-            line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        problem, context = getattr(exc, "problem", None), getattr(exc, "context", None)
+        if "nesting depth" in str(problem or "") or "level" in str(context or ""):
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark else None
             raise YamlProblem("too-deep", f"nesting deeper than {max_depth} levels", line) from None
 
 
 def _check_expansion(root: Node, limit: int) -> None:
     """Refuse alias bombs: the tree the aliases would unfold into must stay under `limit` nodes."""
     sizes: dict[int, int] = {}
+    path: set[int] = set()  # nodes being expanded: the current path from the root
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
@@ -207,9 +220,16 @@ def _check_expansion(root: Node, limit: int) -> None:
         elif isinstance(node, MappingNode):
             children = [part for pair in node.value for part in pair]
         if not done:
+            path.add(id(node))
             stack.append((node, True))
-            stack.extend((child, False) for child in children if id(child) not in sizes)
+            for child in children:
+                if id(child) in path:  # `&a [*a]`: an alias inside the node it names never ends
+                    detail = "aliases loop back into the node they name, so they would expand forever"
+                    raise YamlProblem("alias-bomb", detail, child.start_mark.line + 1)
+                if id(child) not in sizes:
+                    stack.append((child, False))
             continue
+        path.discard(id(node))
         total = 1 + sum(sizes.get(id(child), 1) for child in children)
         if total > limit:
             raise YamlProblem(
@@ -240,7 +260,9 @@ def load(
         line = mark.line + 1 + line_offset if mark else None
         raise YamlProblem("syntax", " ".join(str(exc.problem or exc).split()), line) from None
     except yaml.YAMLError as exc:
-        raise YamlProblem("syntax", " ".join(str(exc).split())) from None
+        position = getattr(exc, "position", None)  # a ReaderError (control character) has no mark
+        line = text[:position].count("\n") + 1 + line_offset if isinstance(position, int) else None
+        raise YamlProblem("syntax", " ".join(str(exc).split()), line) from None
     except RecursionError:
         raise YamlProblem("too-deep", "nesting too deep to build") from None
     finally:

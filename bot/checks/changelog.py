@@ -173,6 +173,8 @@ def check(ctx: CheckContext) -> list[Finding]:
     assert log is not None
     if log.unreadable is not None:
         return [*out, from_problem(CHECK, Severity.BLOCKING, log.unreadable)]
+    if log.base_unreadable is not None:
+        out.append(from_problem(CHECK, Severity.UNVERIFIED, log.base_unreadable))
     out += [from_problem(CHECK, Severity.BLOCKING, problem) for problem in log.edits[:MAX_EDITS_LISTED]]
     if len(log.edits) > MAX_EDITS_LISTED:
         out.append(
@@ -266,7 +268,8 @@ def check(ctx: CheckContext) -> list[Finding]:
         covered = sorted(
             {c.key for c in diff.keys.values() if any(_names_key(e, c.key) for e in log.appended)}
         )
-        if log.appended and not any(f.severity is Severity.BLOCKING for f in out):
+        blocked = any(f.severity is Severity.BLOCKING for f in out)
+        if log.appended and not blocked and not diff.unreadable_masters:
             out.append(
                 finding(
                     CHECK,

@@ -25,7 +25,9 @@ class CheckContext:
     def unreadable(self, check: str) -> list[Finding]:
         """`unverified` when a changed master config could not be read, so its keys went unchecked."""
         paths = self.diff.unreadable_masters
-        return [finding(check, Severity.UNVERIFIED, "unchecked-unreadable-master", paths=paths)] if paths else []
+        if not paths:
+            return []
+        return [finding(check, Severity.UNVERIFIED, "unchecked-unreadable-master", paths=paths)]
 
 
 def short_list(values: list[int]) -> str:

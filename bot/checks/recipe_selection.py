@@ -10,7 +10,7 @@ from bot.model.selection import select
 CHECK = "recipe-selection"
 
 
-def _recipe_problems(recipe: Recipe, key: str, changed: bool) -> list[Finding]:
+def _recipe_problems(recipe: Recipe, key: str | None, changed: bool) -> list[Finding]:
     """Problems in a recipe block when this PR changed the file; older ones only warn."""
     severity = Severity.BLOCKING if changed else Severity.WARNING
     return [from_problem(CHECK, severity, p, key) for p in recipe.problems]
@@ -134,6 +134,10 @@ def check(ctx: CheckContext) -> list[Finding]:
         recipe = recipes.get(path)
         if recipe is not None and not recipe.problems:
             out += _leftovers(ctx, path, recipe)
+    for path in ctx.diff.changed_recipes:  # broken even where no changed key runs it
+        recipe = recipes.get(path)
+        if path not in checked_recipes and recipe is not None:
+            out += _recipe_problems(recipe, None, True)
     if not any_recipe and (ctx.diff.keys or not ctx.diff.unreadable_masters):
         out.append(
             finding(

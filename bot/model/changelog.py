@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.model.problems import Problem, from_yaml
-from bot.yamlsafe import Duplicate, LineDict, LineList, YamlProblem, decode, load
+from bot.yamlsafe import Duplicate, LineDict, LineList, Loaded, YamlProblem, decode, load
 
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 KNOWN_FIELDS = (
@@ -69,6 +69,8 @@ class ChangelogDiff:
     # New entries written above the end (each also in `edits` as changelog-inserted): they still
     # name the keys the PR changed, so coverage counts them.
     inserted: list[Entry] = field(default_factory=list)
+    # The base file did not parse (this PR repairs it): edits above the end could not be checked.
+    base_unreadable: Problem | None = None
 
 
 def _entries(data: Any, first_index: int) -> list[Entry]:
@@ -152,10 +154,13 @@ def _count_entries(data: bytes) -> int:
 def _full_compare(path: str, base: bytes, head_text: str) -> ChangelogDiff:
     """The slow path: both files parsed; report each edited, removed or inserted entry."""
     try:
-        base_data = load(base.decode("utf-8")).data or []
         head_loaded = load(head_text)
     except YamlProblem as exc:
         return ChangelogDiff([], False, [], [], [], from_yaml(exc, path))
+    try:
+        base_data = load(base.decode("utf-8")).data or []
+    except YamlProblem as exc:
+        return _repaired(path, base.decode("utf-8"), head_text, head_loaded, exc)
     head_data = head_loaded.data or []
     if not isinstance(head_data, list) or not isinstance(base_data, list):
         return ChangelogDiff([], False, [], [], [], Problem("changelog-not-list", path, 1))
@@ -205,6 +210,23 @@ def _full_compare(path: str, base: bytes, head_text: str) -> ChangelogDiff:
     return ChangelogDiff(
         appended, False, edits, hygiene, head_loaded.duplicates, None, link_only, inserted_entries
     )
+
+
+def _repaired(path: str, base_text: str, head_text: str, head: Loaded, exc: YamlProblem) -> ChangelogDiff:
+    """The head parses but the base does not: entries whose text the base already has are old."""
+    if not isinstance(head.data, list):
+        return ChangelogDiff([], False, [], [], [], Problem("changelog-not-list", path, 1))
+    entries = _entries(head.data, 0)
+    lines = head_text.split("\n")
+    starts = [e.line or 1 for e in entries] + [len(lines) + 1]
+    new = [
+        entry
+        for entry, start, end in zip(entries, starts, starts[1:], strict=False)
+        if "\n".join(lines[start - 1 : end - 1]).strip() not in base_text
+    ]
+    problem = Problem("changelog-base-unreadable", path, exc.line, {"path": path, "detail": exc.detail})
+    hygiene = _hygiene(head_text, head_text.encode("utf-8"), path, 1)
+    return ChangelogDiff(new, False, [], hygiene, head.duplicates, base_unreadable=problem)
 
 
 def _same_but_link(old: Any, new: Any) -> bool:

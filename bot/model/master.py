@@ -132,6 +132,13 @@ def _unquote(key: str) -> str:
     if len(key) >= 2 and key[0] == key[-1] == "'":
         return key[1:-1].replace("''", "'")
     if len(key) >= 2 and key[0] == key[-1] == '"':
+        if "\\" in key:  # escapes (\n, \", \u…): the key YAML reads, so both refs and the changelog agree
+            try:
+                value = load(key).data
+            except YamlProblem:
+                value = None
+            if isinstance(value, str):
+                return value
         return key[1:-1]
     return key
 
@@ -358,6 +365,11 @@ def build_entry(key: str, raw: Any, file: str, line: int | None, layout: Layout)
     recipe_dir = reader.field(raw, "srt-recipe-dir", str, None, line)
     if not isinstance(raw.get("scenarios"), dict):
         reader.problem("master-no-scenarios", line)
+    else:
+        for scenario, groups in raw["scenarios"].items():
+            if not isinstance(groups, list):
+                where = _line_of(raw["scenarios"], scenario) or line
+                reader.problem("master-scenario-not-list", where, scenario=str(scenario))
     points: list[Point] = []
     for scenario, group_index, group, group_line in iter_groups(raw):
         if not isinstance(group, dict):

@@ -121,8 +121,8 @@ def merge(base: Any, override: Any) -> Any:
     for key, value in override.items():
         if value is None:
             merged.pop(key, None)
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = merge(merged[key], value)
+        elif isinstance(value, dict):  # merged into nothing, its own nulls still delete
+            merged[key] = merge(merged[key] if isinstance(merged.get(key), dict) else {}, value)
         else:
             merged[key] = value
     return merged
@@ -240,7 +240,8 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
         problems += _shape(doc, "base", path)
         return Recipe(path, {"base": Variant("base", doc, 1, (doc,))}, pins, lines, problems)
     if doc.get("base") is not None and not isinstance(doc["base"], dict):
-        problems.append(Problem("recipe-variant-not-mapping", path, doc.lines.get("base"), {"variant": "base"}))
+        line = doc.lines.get("base")
+        problems.append(Problem("recipe-variant-not-mapping", path, line, {"variant": "base"}))
     base = doc.get("base") if isinstance(doc.get("base"), dict) else LineDict()
     problems += _shape(base, "base", path)
     variants: dict[str, Variant] = {"base": Variant("base", base, doc.lines.get("base"), (base,))}

@@ -1,0 +1,107 @@
+"""What GitHub would render outside code: the yardstick of the output-safety tests.
+
+`outside_code` removes fenced blocks and inline code spans the way CommonMark pairs them (a run
+of N backticks is closed only by the next run of exactly N; a backslash-escaped backtick opens
+nothing), so whatever is left is text GitHub turns into mentions, HTML and markdown. `leaks`
+lists what in that text a PR author could have injected.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The only HTML the comment template itself writes.
+TEMPLATE_TAGS = {
+    "<!-- prbot:sticky -->",
+    "<details>",
+    "</details>",
+    "<summary>",
+    "</summary>",
+    "<sub>",
+    "</sub>",
+}
+_FENCE = re.compile(r"^ {0,3}(`{3,})")
+_MENTION = re.compile(r"@[A-Za-z0-9]")
+_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^>\n]*>?")
+
+
+def _runs(line: str, start: int) -> int:
+    end = start
+    while end < len(line) and line[end] == "`":
+        end += 1
+    return end
+
+
+def strip_spans(line: str) -> str:
+    """One line with its inline code spans replaced by a space."""
+    out: list[str] = []
+    i = 0
+    while i < len(line):
+        if line[i] != "`":
+            out.append(line[i])
+            i += 1
+            continue
+        backslashes = len(line[:i]) - len(line[:i].rstrip("\\"))
+        end = _runs(line, i)
+        if backslashes % 2:  # an escaped backtick is literal; the rest of its run may open a span
+            out.append("`")
+            i += 1
+            continue
+        width, k, close = end - i, end, None
+        while k < len(line):
+            if line[k] == "`":
+                stop = _runs(line, k)
+                if stop - k == width:
+                    close = stop
+                    break
+                k = stop
+            else:
+                k += 1
+        if close is None:
+            out.append(line[i:end])
+            i = end
+        else:
+            out.append(" ")
+            i = close
+    return "".join(out)
+
+
+def outside_code(markdown: str) -> str:
+    """The markdown with fenced code blocks and inline code spans removed."""
+    kept: list[str] = []
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        stripped = line.lstrip(" ")
+        opener = re.match(r"`{3,}", stripped)
+        if fence is not None:
+            if opener and len(opener.group(0)) >= len(fence) and not stripped.strip("`").strip():
+                fence = None
+            continue
+        if opener and "`" not in stripped[len(opener.group(0)) :]:
+            fence = opener.group(0)
+            continue
+        kept.append(strip_spans(line))
+    return "\n".join(kept)
+
+
+def leaks(markdown: str) -> list[str]:
+    """Mentions and HTML outside code that the template did not write itself."""
+    text = outside_code(markdown)
+    found = [m.group(0) for m in _MENTION.finditer(text)]
+    found += [m.group(0) for m in _TAG.finditer(text) if m.group(0) not in TEMPLATE_TAGS]
+    return found
+
+
+def is_closed_span(span: str) -> bool:
+    """True when `span` is exactly one inline code span: no run inside can close it early."""
+    opener = re.match(r"`+", span)
+    if not opener:
+        return False
+    width = len(opener.group(0))
+    if not span.endswith("`" * width) or len(span) < 2 * width:
+        return False
+    closer = re.search(r"`+$", span)
+    if closer is None or len(closer.group(0)) != width:
+        return False
+    inner = span[width : len(span) - width]
+    return all(len(run) != width for run in re.findall(r"`+", inner)) and "\n" not in span
