@@ -208,7 +208,8 @@ class _Run:
             self.console.info(
                 msg("action-review-done", verdict=report.verdict, blocking=blocking, warnings=warnings)
             )
-            code = exit_code(report.verdict, self.inputs.fail_on)
+            # A review in which every check crashed reviewed nothing: that is exit 2, whatever fail-on says.
+            code = exit_code(report.verdict, self.inputs.fail_on) if report.reviewed else EXIT_ERROR
         else:
             assert outcome.failure is not None
             _fail_log(self.console, outcome.failure)

@@ -166,20 +166,27 @@ class _RecipeCache:
         return self.recipes[path]
 
 
+_RECIPE_REF = re.compile(r"""(?:srt-recipe["']?\s*:\s*|CONFIG_FILE=recipes/)["']?([^\s,}'"]+)""")
+
+
+def _tail(path: str) -> str:
+    return path.partition("srt-slurm-recipes/")[2] or path.partition("benchmarks/")[2] or path
+
+
 class RecipeMentions:
-    """Whether an entry's text can name one of some recipes: cheap, may say yes wrongly, never no wrongly."""
+    """Whether an entry's text names one of some recipes: cheap, may say yes wrongly, never no wrongly."""
 
     def __init__(self, recipes: list[str]) -> None:
-        self.tails = [
-            r.partition("srt-slurm-recipes/")[2] or r.partition("benchmarks/")[2] or r for r in recipes
-        ]
-        self.names = [posixpath.basename(r) for r in recipes]
-        self.tails_re = re.compile("|".join(map(re.escape, self.tails)) or "(?!)")
+        self.tails = {_tail(r) for r in recipes}
+        self.names = {posixpath.basename(r) for r in recipes}
 
     def __call__(self, text: str) -> bool:
-        if self.tails_re.search(text):
-            return True
-        return "srt-recipe-dir" in text and any(name in text for name in self.names)
+        relative = "srt-recipe-dir" in text
+        for reference in _RECIPE_REF.findall(text):
+            path = reference.partition(":")[0]
+            if _tail(path) in self.tails or (relative and posixpath.basename(path) in self.names):
+                return True
+        return False
 
 
 def runs_of(entry: ConfigEntry | None, recipes: _RecipeCache | None) -> list[Run]:

@@ -607,3 +607,19 @@ def test_a_bug_while_publishing_is_one_line_and_exit_2(
     assert run.code == 2
     assert "::error title=prbot::prbot stopped on an unexpected KeyError (test_action.py:" in run.log
     assert run.outputs["verdict"] == "error"
+
+
+def test_a_review_in_which_every_check_crashed_exits_2(
+    fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot import engine
+
+    def broken(_ctx: object) -> list:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine, "CHECKS", tuple((check_id, broken) for check_id, _ in engine.CHECKS))
+    monkeypatch.setattr(engine, "_digest", lambda diff, offline: broken(diff))
+    run = act(fake, tmp_path, pull_event(fake, PR), **{"fail-on": "never"})
+    assert run.code == 2
+    body = stickies(fake)[0].body
+    assert "This check stopped on an unexpected RuntimeError" in body

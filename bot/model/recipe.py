@@ -20,7 +20,8 @@ ROLE_NAMES = ("agg", "prefill")
 # What selection and the DRAM check read, and the type each must have (DESIGN.md §1 "Recipe").
 SELECTOR_ENV = ("CONC", "TP", "KV_OFFLOADING", "SPEC_DECODING")
 WHOLE_ENV = ("CONC", "TP")
-WHOLE_ARGS = (
+# Role arguments that size the parallelism (a variant that gives one does not state `gpus`).
+PARALLEL_ARGS = (
     "tensor-parallel-size",
     "tp-size",
     "pipeline-parallel-size",
@@ -29,8 +30,8 @@ WHOLE_ARGS = (
     "dp-size",
     "expert-parallel-size",
     "ep-size",
-    "decode-context-parallel-size",
 )
+WHOLE_ARGS = (*PARALLEL_ARGS, "decode-context-parallel-size")
 FLAG_ARGS = ("enable-dp-attention", "enable-expert-parallel")
 
 

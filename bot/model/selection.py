@@ -10,18 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.model.master import Point
-from bot.model.recipe import Recipe, Variant
-
-PARALLEL_ARGS = (
-    "tensor-parallel-size",
-    "tp-size",
-    "pipeline-parallel-size",
-    "pp-size",
-    "data-parallel-size",
-    "dp-size",
-    "expert-parallel-size",
-    "ep-size",
-)
+from bot.model.recipe import PARALLEL_ARGS, Recipe, Variant
 
 
 def _int(value: Any) -> int | None:
