@@ -41,8 +41,11 @@ def md_text(value: object) -> str:
 
 
 def md_code(value: object) -> str:
-    """A PR value as an inline code span that no backtick inside it can close early."""
-    text = clip(str(value)).replace("|", "\\|")
+    """A PR value as an inline code span that no backtick inside it can close early.
+
+    Pipes are kept as they are: the comment has no tables, and inside a code span outside a
+    table a `\\|` would show its backslash."""
+    text = clip(str(value))
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""

@@ -233,7 +233,8 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
             Problem("recipe-duplicate-key", path, dup.line, {"key": dup.key, "first_line": dup.first_line})
         )
     pins: list[Pin] = []
-    _find_pins(doc, "", path, pins)
+    if "@sha256:" in text or "\\" in text:  # a pin needs that text (or an escape that could hide it)
+        _find_pins(doc, "", path, pins)
     overrides = [
         k for k in doc if isinstance(k, str) and (k.startswith("override_") or k.startswith("zip_override_"))
     ]
