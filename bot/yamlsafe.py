@@ -94,6 +94,23 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         self.duplicates: list[Duplicate] = []
         self._built: dict[int, Any] = {}
 
+    # The safe loader has no path resolvers, so pyyaml's per-node bookkeeping for them is skipped,
+    # and plain scalars are tagged by the same implicit resolvers, looked up by first character.
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is not ScalarNode:
+            return super().resolve(kind, value, implicit)
+        if implicit[0]:
+            for tag, regexp in self.yaml_implicit_resolvers.get(value[0] if value else "", ()):
+                if regexp.match(value):
+                    return tag
+        return STR_TAG
+
     def build(self, node: Node) -> Any:
         """Python objects with line numbers for a composed node tree.
 
@@ -167,6 +184,9 @@ def decode(data: bytes, *, max_bytes: int = MAX_BYTES) -> str:
         raise YamlProblem("invalid-utf8", f"invalid UTF-8 at byte {exc.start}", line) from None
 
 
+# An anchor (`&name`) starts a token: at a line start or after a space, `[`, `{` or `,`. A URL's
+# `a=1&b=2` is not one; a false match only costs the expansion walk.
+_ANCHOR = re.compile(r"(?:^|[\s\[{,])&\S", re.MULTILINE)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
@@ -252,7 +272,7 @@ def load(
         node = loader.get_single_node()
         if node is None:
             return Loaded(None)
-        if "&" in text:  # without anchors there are no aliases to expand
+        if _ANCHOR.search(text):  # without anchors there are no aliases to expand
             _check_expansion(node, max_nodes)
         data = loader.build(node)
     except yaml.MarkedYAMLError as exc:
