@@ -264,23 +264,22 @@ def check(ctx: CheckContext) -> list[Finding]:
                 key=change.key,
             )
         )
-    if not any(f.severity in (Severity.BLOCKING, Severity.WARNING) for f in out) or log.appended:
+    blocked = any(f.severity is Severity.BLOCKING for f in out)
+    if log.appended and not blocked and not diff.unreadable_masters:
         covered = sorted(
             {c.key for c in diff.keys.values() if any(_names_key(e, c.key) for e in log.appended)}
         )
-        blocked = any(f.severity is Severity.BLOCKING for f in out)
-        if log.appended and not blocked and not diff.unreadable_masters:
-            out.append(
-                finding(
-                    CHECK,
-                    Severity.VERIFIED,
-                    "changelog-appended",
-                    file=file,
-                    line=log.appended[0].line,
-                    count=len(log.appended),
-                    keys=covered,
-                )
+        out.append(
+            finding(
+                CHECK,
+                Severity.VERIFIED,
+                "changelog-appended",
+                file=file,
+                line=log.appended[0].line,
+                count=len(log.appended),
+                keys=covered,
             )
-        elif not log.appended and not out:
-            out.append(finding(CHECK, Severity.VERIFIED, "changelog-no-new-entries"))
+        )
+    elif not log.appended and not out:
+        out.append(finding(CHECK, Severity.VERIFIED, "changelog-no-new-entries"))
     return out
