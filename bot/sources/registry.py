@@ -4,7 +4,7 @@ The only module that talks to container registries. It resolves `repo:tag` refer
 tag's manifest digest and, for an image index / manifest list, the digests of its per-platform
 child manifests. It never judges: `bot.checks.digest` compares the answers with recipe pins.
 
-Credentials come from the environment (see docs/registry.md) and never appear in a message,
+Credentials come from the environment (see the README, "Credentials") and never appear in a message,
 an exception, a log line or a repr.
 """
 
