@@ -197,3 +197,30 @@ def test_missing_recipe_is_blocking(review_example) -> None:
     report = review_example({RECIPE: None})
     found = [f for f in report.findings if f.message_id == "selection-recipe-missing"]
     assert found and all(f.severity is Severity.BLOCKING for f in found)
+
+
+LEGACY_KEY = """
+dsr1-fp4-mi355x-sglang-disagg:
+  image: lmsysorg/sglang:v0.5.14-rocm700-mi35x
+  runner: cluster:mi355x-amds
+  multinode: true
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - conc-list: [1, 2]
+        prefill: {num-worker: 1, tp: 8, additional-settings: ["CONFIG_FILE=recipes/dsr1/a.yaml:override_x"]}
+        decode: {num-worker: 1, tp: 8}
+      - conc-list: [4]
+        prefill: {num-worker: 1, tp: 8, additional-settings: ["CONFIG_FILE=recipes/dsr1/b.yaml:override_y"]}
+        decode: {num-worker: 1, tp: 8}
+"""
+
+
+def test_recipes_outside_the_repository_are_one_unverified_finding_per_key(review_example) -> None:
+    report = review_example({MASTER: lambda text: text + LEGACY_KEY})
+    [finding] = [f for f in report.findings if f.message_id == "selection-legacy-missing"]
+    assert finding.severity is Severity.UNVERIFIED and finding.config_key == "dsr1-fp4-mi355x-sglang-disagg"
+    assert (finding.params["points"], finding.params["paths"]) == (2, 2)
+    assert "benchmarks/multi_node/srt-slurm-recipes/dsr1/a.yaml" in finding.message_en

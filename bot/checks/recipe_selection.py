@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding, from_problem
+from bot.model.master import Point
 from bot.model.recipe import Recipe
 from bot.model.selection import select
 
@@ -51,6 +52,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = ctx.unreadable(CHECK)
     recipes = ctx.diff.recipes_head
     checked_recipes: set[str] = set()
+    legacy_missing: dict[str, list[Point]] = {}
     any_recipe = False
     for change in ctx.live_keys():
         entry = change.head
@@ -63,19 +65,21 @@ def check(ctx: CheckContext) -> list[Finding]:
             any_recipe = True
             recipe = recipes.get(point.recipe)
             if recipe is None:
-                legacy = point.multinode and point.recipe and "/multi_node/" in point.recipe
+                clean = False
+                if point.multinode and "/multi_node/" in point.recipe:  # an older CONFIG_FILE reference
+                    legacy_missing.setdefault(change.key, []).append(point)
+                    continue
                 out.append(
                     finding(
                         CHECK,
-                        Severity.UNVERIFIED if legacy else Severity.BLOCKING,
-                        "selection-legacy-missing" if legacy else "selection-recipe-missing",
+                        Severity.BLOCKING,
+                        "selection-recipe-missing",
                         config_key=change.key,
                         file=point.file,
                         line=point.line,
                         path=point.recipe,
                     )
                 )
-                clean = False
                 continue
             if point.recipe not in checked_recipes:
                 checked_recipes.add(point.recipe)
@@ -130,6 +134,22 @@ def check(ctx: CheckContext) -> list[Finding]:
                     mapping=sorted(mapping),
                 )
             )
+    for key, points in legacy_missing.items():  # one finding per key: such keys often have dozens
+        paths = sorted({p.recipe for p in points if p.recipe})
+        out.append(
+            finding(
+                CHECK,
+                Severity.UNVERIFIED,
+                "selection-legacy-missing",
+                config_key=key,
+                file=points[0].file,
+                line=points[0].line,
+                key=key,
+                points=len(points),
+                paths=len(paths),
+                path=paths[0],
+            )
+        )
     for path in sorted(checked_recipes):
         recipe = recipes.get(path)
         if recipe is not None and not recipe.problems:
