@@ -201,9 +201,7 @@ def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
                     CHECK,
                     Severity.BLOCKING,
                     "dram-no-utilization",
-                    config_key=change.key,
-                    file=point.file,
-                    line=point.line,
+                    **point.where,
                     concurrency=run.concurrency,
                 )
             )
@@ -213,9 +211,7 @@ def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
                     CHECK,
                     Severity.BLOCKING,
                     "dram-too-many-gpus",
-                    config_key=change.key,
-                    file=point.file,
-                    line=point.line,
+                    **point.where,
                     gpus=gpus,
                     gpus_per_node=hardware.gpus_per_node,
                 )

@@ -74,9 +74,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                         CHECK,
                         Severity.BLOCKING,
                         "selection-recipe-missing",
-                        config_key=change.key,
-                        file=point.file,
-                        line=point.line,
+                        **point.where,
                         path=point.recipe,
                     )
                 )
@@ -92,9 +90,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                         CHECK,
                         Severity.BLOCKING,
                         "selection-unknown-selector",
-                        config_key=change.key,
-                        file=point.file,
-                        line=point.line,
+                        **point.where,
                         selector=point.selector,
                         path=point.recipe,
                     )
@@ -113,9 +109,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                         CHECK,
                         Severity.BLOCKING,
                         message,
-                        config_key=change.key,
-                        file=point.file,
-                        line=point.line,
+                        **point.where,
                         key=change.key,
                         concurrency=conc,
                         tp=point.tp,

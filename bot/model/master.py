@@ -82,6 +82,11 @@ class Point:
         )
 
     @property
+    def where(self) -> dict[str, Any]:
+        """Where a finding about this point points: its key, file and line (`finding(..., **point.where)`)."""
+        return {"config_key": self.config_key, "file": self.file, "line": self.line}
+
+    @property
     def gpus_per_worker(self) -> int:
         return self.tp * self.pp * self.pcp
 
