@@ -29,15 +29,3 @@ class ImageUse:
     recipe_path: str
     pins_base: tuple[Pin, ...]
     pins_head: tuple[Pin, ...]
-
-
-def split_image(reference: str) -> tuple[str, str | None]:
-    """`repo:tag` → (repo, tag); a `host:port/repo` without tag keeps its port in the repo."""
-    name, _, digest = reference.partition("@")
-    if digest:
-        return name, None
-    slash = name.rfind("/")
-    colon = name.rfind(":")
-    if colon > slash:
-        return name[:colon], name[colon + 1 :]
-    return name, None
