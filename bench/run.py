@@ -80,7 +80,7 @@ def is_reviewed_file(path: str) -> bool:
         return True
     if not path.startswith("configs/"):
         return False
-    name = path[len("configs/"):]
+    name = path[len("configs/") :]
     return "/" not in name and fnmatch.fnmatch(name, "*master.yaml")
 
 
@@ -148,15 +148,25 @@ def run_child(cmd: list[str], *, first_byte: bool = False, timeout: float = CHIL
     With `first_byte`, also the time from spawn until the first byte arrives on its stdout.
     """
     env = child_env()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile("r", suffix=".rss") as note:
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile("r", suffix=".rss") as note,
+    ):
         if _GNU_TIME:
             wrapped = [_GNU_TIME, "-f", "%M", "-o", note.name, *cmd]
         else:
             wrapped = [PYTHON, "-S", "-I", "-c", _SPAWNER, note.name, *cmd]
         started = time.perf_counter()
-        proc = subprocess.Popen(wrapped, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-                                stdout=subprocess.PIPE if first_byte else out, stderr=err)
+        proc = subprocess.Popen(
+            wrapped,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            stdout=subprocess.PIPE if first_byte else out,
+            stderr=err,
+        )
         timer = threading.Timer(timeout, _kill_group, (proc.pid,))
         timer.start()
         ttfb = None
@@ -273,8 +283,9 @@ def choose_prs(repo: Path) -> list[PR]:
             head, _, subject = line[1:].partition("\t")
             sha, *parents = head.split()
             match = _NUMBER.search(subject)
-            current = PR(sha, parents[0] if len(parents) == 1 else "", match.group(1) if match else "?",
-                         subject, 0, [])
+            current = PR(
+                sha, parents[0] if len(parents) == 1 else "", match.group(1) if match else "?", subject, 0, []
+            )
             prs.append(current)
             continue
         parts = line.split("\t")
@@ -299,8 +310,12 @@ def choose_prs(repo: Path) -> list[PR]:
 
 def read_blobs(repo: Path, requests: list[str]) -> list[bytes | None]:
     """`<sha>:<path>` blobs through one `git cat-file --batch` (None when missing)."""
-    done = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"],
-                          input="".join(r + "\n" for r in requests).encode(), capture_output=True, check=True)
+    done = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch"],
+        input="".join(r + "\n" for r in requests).encode(),
+        capture_output=True,
+        check=True,
+    )
     data, pos, blobs = done.stdout, 0, []
     for _ in requests:
         end = data.index(b"\n", pos)
@@ -308,7 +323,7 @@ def read_blobs(repo: Path, requests: list[str]) -> list[bytes | None]:
         pos = end + 1
         if len(header) == 3 and header[1] == b"blob":
             size = int(header[2])
-            blobs.append(data[pos:pos + size])
+            blobs.append(data[pos : pos + size])
             pos += size + 1
         else:
             blobs.append(None)
@@ -363,8 +378,21 @@ def review_in_process(repo: Path, pr: PR, record: bool = True) -> None:
 
 
 def review_cli(repo: Path, pr: PR) -> None:
-    cmd = [PYTHON, "-m", "bot", "review", "--repo", str(repo), "--base", pr.parent, "--head", pr.sha,
-           "--offline", "--format", "json"]
+    cmd = [
+        PYTHON,
+        "-m",
+        "bot",
+        "review",
+        "--repo",
+        str(repo),
+        "--base",
+        pr.parent,
+        "--head",
+        pr.sha,
+        "--offline",
+        "--format",
+        "json",
+    ]
     child = run_child(cmd)
     problem = None
     if child.rc not in (0, 1):
@@ -490,21 +518,49 @@ def profile_largest(repo: Path, pr: PR, top: int = 25) -> str:
 
 
 def print_table(prs: list[PR], runs: int) -> None:
-    head = ("PR", "commit", "role", "lines", "floor", "(read", "parse)", "review", "cpu", "emit",
-            "rev/floor", "CLI", "CLI cpu", "CLI/floor", "RSS MiB", "findings", "status")
+    head = (
+        "PR",
+        "commit",
+        "role",
+        "lines",
+        "floor",
+        "(read",
+        "parse)",
+        "review",
+        "cpu",
+        "emit",
+        "rev/floor",
+        "CLI",
+        "CLI cpu",
+        "CLI/floor",
+        "RSS MiB",
+        "findings",
+        "status",
+    )
     rows = []
     for pr in prs:
         floor = pr.floor
-        rows.append((
-            f"#{pr.number}", pr.sha[:10], pr.role, f"{pr.lines:,}", fmt_ms(floor),
-            fmt_ms(median(pr.floor_read)), fmt_ms(median(pr.floor_parse)),
-            fmt_ms(median(pr.review_wall)), fmt_ms(median(pr.review_cpu)), fmt_ms(median(pr.emit_wall)),
-            fmt_ratio(ratio(median(pr.review_wall), floor)),
-            fmt_ms(median(pr.cli_wall)), fmt_ms(median(pr.cli_cpu)),
-            fmt_ratio(ratio(median(pr.cli_wall), floor)),
-            f"{max(pr.cli_rss):.0f}" if pr.cli_rss else "—",
-            "—" if pr.findings is None else str(pr.findings), "FAILED" if pr.failed else "ok",
-        ))
+        rows.append(
+            (
+                f"#{pr.number}",
+                pr.sha[:10],
+                pr.role,
+                f"{pr.lines:,}",
+                fmt_ms(floor),
+                fmt_ms(median(pr.floor_read)),
+                fmt_ms(median(pr.floor_parse)),
+                fmt_ms(median(pr.review_wall)),
+                fmt_ms(median(pr.review_cpu)),
+                fmt_ms(median(pr.emit_wall)),
+                fmt_ratio(ratio(median(pr.review_wall), floor)),
+                fmt_ms(median(pr.cli_wall)),
+                fmt_ms(median(pr.cli_cpu)),
+                fmt_ratio(ratio(median(pr.cli_wall), floor)),
+                f"{max(pr.cli_rss):.0f}" if pr.cli_rss else "—",
+                "—" if pr.findings is None else str(pr.findings),
+                "FAILED" if pr.failed else "ok",
+            )
+        )
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     right = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
     print(f"\nReview cost per PR (times in ms, median of {runs} run(s)). floor = read + parse of the changed")
@@ -539,8 +595,12 @@ def targets(prs: list[PR], cold: ColdStart) -> list[dict[str, Any]]:
     add("largest PR: CLI end-to-end ≤ 1 s", cli, TARGET_REVIEW_S, "s")
     # Issue #8 (d): the container-style cold start is `python -m bot --help`, whose whole run
     # (interpreter, imports, output) bounds its import-to-first-output time.
-    add("import-to-first-output (`python -m bot --help`) ≤ 0.3 s", median(cold.help_wall),
-        TARGET_FIRST_OUTPUT_S, "s")
+    add(
+        "import-to-first-output (`python -m bot --help`) ≤ 0.3 s",
+        median(cold.help_wall),
+        TARGET_FIRST_OUTPUT_S,
+        "s",
+    )
     rss = [r for p in prs for r in p.cli_rss] + cold.demo_rss
     add("peak RSS of any CLI run ≤ 150 MiB", max(rss) if rss else None, TARGET_RSS_MIB, "MiB")
     return out
@@ -551,10 +611,14 @@ def print_cold(cold: ColdStart, runs: int) -> None:
     rows = [
         ("python -c pass (interpreter + site, for reference)", fmt_ms(median(cold.python_pass)) + " ms"),
         ("python -m bot --help", fmt_ms(median(cold.help_wall)) + " ms"),
-        ('python -X importtime -c "import bot.cli"  (cumulative)',
-         f"{median(cold.import_cli_us) / 1000:,.1f} ms" if cold.import_cli_us else "—"),
-        ('python -X importtime -c "import bot.local, bot.render"',
-         f"{median(cold.import_review_us) / 1000:,.1f} ms" if cold.import_review_us else "—"),
+        (
+            'python -X importtime -c "import bot.cli"  (cumulative)',
+            f"{median(cold.import_cli_us) / 1000:,.1f} ms" if cold.import_cli_us else "—",
+        ),
+        (
+            'python -X importtime -c "import bot.local, bot.render"',
+            f"{median(cold.import_review_us) / 1000:,.1f} ms" if cold.import_review_us else "—",
+        ),
         ("python -m bot demo: first byte on stdout", fmt_ms(median(cold.demo_first_byte)) + " ms"),
         ("python -m bot demo: total wall", fmt_ms(median(cold.demo_wall)) + " ms"),
     ]
@@ -562,8 +626,10 @@ def print_cold(cold: ColdStart, runs: int) -> None:
     for name, value in rows:
         print(f"  {name.ljust(width)}  {value:>10}")
     if cold.top_imports:
-        print("\n  slowest imports by self time (import bot.local, bot.render): "
-              + ", ".join(f"{n} {us / 1000:.1f} ms" for n, us in cold.top_imports[:6]))
+        print(
+            "\n  slowest imports by self time (import bot.local, bot.render): "
+            + ", ".join(f"{n} {us / 1000:.1f} ms" for n, us in cold.top_imports[:6])
+        )
 
 
 def print_targets(results: list[dict[str, Any]], largest: PR | None) -> None:
@@ -574,8 +640,17 @@ def print_targets(results: list[dict[str, Any]], largest: PR | None) -> None:
     width = max(len(r["target"]) for r in results)
     for r in results:
         value = r["value"]
-        shown = "—" if value is None else (f"{value:.2f}×" if r["unit"] == "×" else
-                                            f"{value:.0f} MiB" if r["unit"] == "MiB" else f"{value:.3f} s")
+        shown = (
+            "—"
+            if value is None
+            else (
+                f"{value:.2f}×"
+                if r["unit"] == "×"
+                else f"{value:.0f} MiB"
+                if r["unit"] == "MiB"
+                else f"{value:.3f} s"
+            )
+        )
         print(f"  {r['target'].ljust(width)}  {shown:>10}  {r['status']}")
 
 
@@ -587,8 +662,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per measurement (medians; default 5)")
     parser.add_argument("--quick", action="store_true", help="one run of everything (CI smoke test)")
     parser.add_argument("--json", metavar="FILE", help="also write all numbers (every sample) to FILE")
-    parser.add_argument("--profile", action="store_true",
-                        help="print a cProfile of the in-process review of the largest PR")
+    parser.add_argument(
+        "--profile", action="store_true", help="print a cProfile of the in-process review of the largest PR"
+    )
     args = parser.parse_args(argv)
     runs = 1 if args.quick else max(1, args.runs)
 
@@ -609,9 +685,11 @@ def main(argv: list[str] | None = None) -> int:
     global _GNU_TIME
     _GNU_TIME = _detect_gnu_time()
     started = time.perf_counter()
-    print(f"prbot benchmark — python {platform.python_version()} ({PYTHON}), {platform.platform()}, "
-          f"{os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}, "
-          f"{runs} run(s); RSS by {rss_method()}")
+    print(
+        f"prbot benchmark — python {platform.python_version()} ({PYTHON}), {platform.platform()}, "
+        f"{os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+        f"{runs} run(s); RSS by {rss_method()}"
+    )
     with tempfile.TemporaryDirectory(prefix="prbot-bench-") as tmp:
         repo = Path(tmp) / "history"
         clone = ["git", "clone", "-q", str(BUNDLE), str(repo)]
@@ -620,8 +698,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench: cannot clone {BUNDLE}:\n{tail(cloned.stderr)}")
             return 1
         prs = choose_prs(repo)
-        print(f"cloned {BUNDLE.name}; reviewing {len(prs)} PRs: "
-              + ", ".join(f"#{p.number} ({p.lines:,} lines)" for p in prs))
+        print(
+            f"cloned {BUNDLE.name}; reviewing {len(prs)} PRs: "
+            + ", ".join(f"#{p.number} ({p.lines:,} lines)" for p in prs)
+        )
 
         # Warm up: OS file cache, bytecode, and the bot's process-wide caches (message catalog).
         run_child([PYTHON, "-m", "bot", "--help"])
@@ -660,22 +740,37 @@ def main(argv: list[str] | None = None) -> int:
     misses = [r["target"] for r in results if r["status"] == "MISS"]
     failed = [f"#{p.number}" for p in prs if p.failed]
     failed_list = f" ({', '.join(failed)})" if failed else ""
-    print(f"\n{len(misses)} target(s) missed; {len(failed)} failed row(s){failed_list}; "
-          f"benchmark took {time.perf_counter() - started:.1f} s")
+    print(
+        f"\n{len(misses)} target(s) missed; {len(failed)} failed row(s){failed_list}; "
+        f"benchmark took {time.perf_counter() - started:.1f} s"
+    )
     if profile:
         print(profile)
     if args.json:
         payload = {
-            "meta": {"python": platform.python_version(), "executable": PYTHON,
-                     "platform": platform.platform(), "cpus": os.cpu_count(), "loadavg": os.getloadavg(),
-                     "runs": runs, "bundle": str(BUNDLE), "unix_time": time.time(),
-                     "rss_method": rss_method()},
+            "meta": {
+                "python": platform.python_version(),
+                "executable": PYTHON,
+                "platform": platform.platform(),
+                "cpus": os.cpu_count(),
+                "loadavg": os.getloadavg(),
+                "runs": runs,
+                "bundle": str(BUNDLE),
+                "unix_time": time.time(),
+                "rss_method": rss_method(),
+            },
             "prs": [p.summary() for p in prs],
-            "cold_start": asdict(cold) | {"median": {
-                "python_pass_s": median(cold.python_pass), "help_s": median(cold.help_wall),
-                "import_bot_cli_us": median(cold.import_cli_us),
-                "import_review_modules_us": median(cold.import_review_us),
-                "demo_first_byte_s": median(cold.demo_first_byte), "demo_wall_s": median(cold.demo_wall)}},
+            "cold_start": asdict(cold)
+            | {
+                "median": {
+                    "python_pass_s": median(cold.python_pass),
+                    "help_s": median(cold.help_wall),
+                    "import_bot_cli_us": median(cold.import_cli_us),
+                    "import_review_modules_us": median(cold.import_review_us),
+                    "demo_first_byte_s": median(cold.demo_first_byte),
+                    "demo_wall_s": median(cold.demo_wall),
+                }
+            },
             "targets": results,
         }
         Path(args.json).write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")

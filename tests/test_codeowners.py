@@ -116,7 +116,10 @@ def test_real_codeowners_owners(real_codeowners: str) -> None:
     amd = ["@billishyahao", "@chunfangamd", "@seungrokj", "@yctseng0211", "@1am9trash"]
     assert owners_of(real_codeowners, "configs/amd-master.yaml") == amd
     assert owners_of(real_codeowners, "configs/nvidia-master.yaml") == [
-        "@ankur-singh", "@kedarpotdar-nv", "@InferenceX/core"]
+        "@ankur-singh",
+        "@kedarpotdar-nv",
+        "@InferenceX/core",
+    ]
     assert owners_of(real_codeowners, "perf-changelog.yaml") == ["@InferenceX/core"]
     assert owners_of(real_codeowners, "configs/runners.yaml") == ["@InferenceX/core"]
     assert owners_of(real_codeowners, "experimental/operatorx/run.py") == ["@hbarclay"]
@@ -130,9 +133,15 @@ def test_real_codeowners_owners(real_codeowners: str) -> None:
 
 def test_real_codeowners_review(real_codeowners: str) -> None:
     changed = ["configs/amd-master.yaml", "configs/nvidia-master.yaml", "perf-changelog.yaml"]
-    pr = PullRequest(is_pull_request=True, author="someone", comments=(
-        comment("ankur-singh", "LGTM"), comment("Kedarpotdar-NV", f"> {PHRASE}\nquoting"),
-        comment("chunfangamd", PHRASE + " found no issues.", "2026-08-01T00:00:00Z")))
+    pr = PullRequest(
+        is_pull_request=True,
+        author="someone",
+        comments=(
+            comment("ankur-singh", "LGTM"),
+            comment("Kedarpotdar-NV", f"> {PHRASE}\nquoting"),
+            comment("chunfangamd", PHRASE + " found no issues.", "2026-08-01T00:00:00Z"),
+        ),
+    )
     findings = run_check(real_codeowners, changed, pr)
     listing = {f.params["files"][0]: f.params for f in by_id(findings, "codeowners-owners")}
     assert listing["configs/nvidia-master.yaml"]["beyond"] == ["@ankur-singh", "@kedarpotdar-nv"]
@@ -223,7 +232,10 @@ def test_owner_kinds_and_line_numbers() -> None:
     rule = OwnersFile("# c\n\nfoo/ @user @org/team dev@example.org  # trailing\n").rule_for("foo/bar")
     assert rule is not None and rule.line == 3 and rule.pattern == "foo/"
     assert [(o.handle, o.kind) for o in rule.owners] == [
-        ("@user", "user"), ("@org/team", "team"), ("dev@example.org", "email")]
+        ("@user", "user"),
+        ("@org/team", "team"),
+        ("dev@example.org", "email"),
+    ]
 
 
 def test_unparseable_file() -> None:
@@ -294,10 +306,15 @@ def test_needed_tells_whom_to_ask_and_what_to_write() -> None:
 
 
 def test_verified_names_who_and_when() -> None:
-    pr = PullRequest(is_pull_request=True, author="contributor", comments=(
-        comment("stranger"),
-        comment("AMD-B", "Reviewed.\n\n" + PHRASE.upper() + " no concerns", "2026-10-31T08:00:00Z"),
-        comment("amd-a", "  " + PHRASE.replace(" ", "\n  ") + " ok", "2026-11-01T08:00:00Z")))
+    pr = PullRequest(
+        is_pull_request=True,
+        author="contributor",
+        comments=(
+            comment("stranger"),
+            comment("AMD-B", "Reviewed.\n\n" + PHRASE.upper() + " no concerns", "2026-10-31T08:00:00Z"),
+            comment("amd-a", "  " + PHRASE.replace(" ", "\n  ") + " ok", "2026-11-01T08:00:00Z"),
+        ),
+    )
     f = one(run_check(SMALL, ["configs/amd-master.yaml"], pr), "codeowners-signoff-verified")
     assert f.severity is Severity.VERIFIED
     assert f.params["who"] == "@AMD-B" and f.params["team"] is None
@@ -317,8 +334,12 @@ def test_verified_names_who_and_when() -> None:
     ],
 )
 def test_signoff_ignored(comments: tuple[Comment, ...]) -> None:
-    pr = PullRequest(is_pull_request=True, author="amd-a", comments=comments,
-                     team_members={"org/core": ("org-core-member",)})
+    pr = PullRequest(
+        is_pull_request=True,
+        author="amd-a",
+        comments=comments,
+        team_members={"org/core": ("org-core-member",)},
+    )
     findings = run_check(SMALL, ["configs/amd-master.yaml"], pr)
     f = one(findings, "codeowners-signoff-needed")
     assert f.params["owners"] == ["@amd-b"]  # the author is not asked to sign off their own PR
@@ -333,16 +354,24 @@ def test_author_only_owner() -> None:
 
 
 def test_team_owner_member_signs_off() -> None:
-    pr = PullRequest(is_pull_request=True, author="x", comments=(comment("vendor-dev"),),
-                     team_members={"Org/Vendor": ("Vendor-Dev", "other")})
+    pr = PullRequest(
+        is_pull_request=True,
+        author="x",
+        comments=(comment("vendor-dev"),),
+        team_members={"Org/Vendor": ("Vendor-Dev", "other")},
+    )
     f = one(run_check(SMALL, ["configs/team-only.yaml"], pr), "codeowners-signoff-verified")
     assert f.params["who"] == "@vendor-dev" and f.params["team"] == "@org/vendor"
     assert_rendered_safely(f)
 
 
 def test_team_owner_non_member_does_not_count() -> None:
-    pr = PullRequest(is_pull_request=True, author="x", comments=(comment("outsider"),),
-                     team_members={"org/vendor": ("vendor-dev",)})
+    pr = PullRequest(
+        is_pull_request=True,
+        author="x",
+        comments=(comment("outsider"),),
+        team_members={"org/vendor": ("vendor-dev",)},
+    )
     f = one(run_check(SMALL, ["configs/team-only.yaml"], pr), "codeowners-signoff-needed")
     assert f.params["owners"] == ["@org/vendor"] and f.params["unreadable"] == []
 
@@ -449,10 +478,23 @@ def test_every_message_renders_in_both_languages() -> None:
 def _git(repo: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     date = "2026-10-30T00:00:00+00:00"
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
-               GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    cmd = ["git", "-c", "user.name=Attacker", "-c", "user.email=a@example.org", "-c", "commit.gpgsign=false",
-           "-c", f"core.hooksPath={os.devnull}", "-C", str(repo), *args]
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date
+    )
+    cmd = [
+        "git",
+        "-c",
+        "user.name=Attacker",
+        "-c",
+        "user.email=a@example.org",
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        f"core.hooksPath={os.devnull}",
+        "-C",
+        str(repo),
+        *args,
+    ]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -462,22 +504,40 @@ def example(tmp_path_factory: pytest.TempPathFactory):
     # A commit on top of the PR head that tries to make the author the owner of everything.
     (built.path / ".github" / "CODEOWNERS").write_text(
         "* @example-contributor\nconfigs/ @example-contributor @friend\nbenchmarks/ @friend\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     _git(built.path, "add", ".github/CODEOWNERS")
     _git(built.path, "commit", "--quiet", "--no-verify", "-m", "own everything")
     return built, _git(built.path, "rev-parse", "HEAD")
 
 
-def review_example(example, comments: tuple[Comment, ...] = (), head: str | None = None,
-                   author: str = "example-contributor", is_pr: bool = True):
+def review_example(
+    example,
+    comments: tuple[Comment, ...] = (),
+    head: str | None = None,
+    author: str = "example-contributor",
+    is_pr: bool = True,
+):
     built, _ = example
     repo = GitRepo.open(built.path)
     try:
         head_sha = head or built.head
-        pr = PullRequest(title=built.title, body=built.body, labels=built.labels, author=author,
-                         comments=comments, is_pull_request=is_pr, number=7)
-        return review(repo.snapshot(built.base), repo.snapshot(head_sha),
-                      repo.changed_files(built.base, head_sha), pr, Settings())
+        pr = PullRequest(
+            title=built.title,
+            body=built.body,
+            labels=built.labels,
+            author=author,
+            comments=comments,
+            is_pull_request=is_pr,
+            number=7,
+        )
+        return review(
+            repo.snapshot(built.base),
+            repo.snapshot(head_sha),
+            repo.changed_files(built.base, head_sha),
+            pr,
+            Settings(),
+        )
     finally:
         repo.close()
 
@@ -488,8 +548,11 @@ def owner_findings(report) -> list[Finding]:
 
 def signoffs(report) -> dict[str, tuple[str, dict]]:
     """First file of each sign-off finding -> (message id, params)."""
-    return {f.params["files"][0]: (f.message_id, f.params) for f in owner_findings(report)
-            if f.message_id.startswith("codeowners-signoff")}
+    return {
+        f.params["files"][0]: (f.message_id, f.params)
+        for f in owner_findings(report)
+        if f.message_id.startswith("codeowners-signoff")
+    }
 
 
 def test_example_names_amd_owners(example) -> None:
@@ -513,7 +576,9 @@ def test_example_verified_after_owner_comment(example) -> None:
     report = review_example(example, (signed,))
     status = signoffs(report)
     assert {k: v[0] for k, v in status.items()} == {
-        AMD_MASTER: "codeowners-signoff-verified", RECIPE: "codeowners-signoff-verified"}
+        AMD_MASTER: "codeowners-signoff-verified",
+        RECIPE: "codeowners-signoff-verified",
+    }
     assert status[AMD_MASTER][1]["who"] == "@amd-atom-reyes"
     assert not bare_mentions(render_comment(report))
 
@@ -559,5 +624,8 @@ def test_example_local_mode(example) -> None:
     status = signoffs(report)
     assert {v[0] for v in status.values()} == {"codeowners-signoff-local"}
     assert status[AMD_MASTER][1]["owners"] == AMD_MASTER_OWNERS
-    assert all(f.severity is Severity.UNVERIFIED for f in owner_findings(report)
-               if f.message_id == "codeowners-signoff-local")
+    assert all(
+        f.severity is Severity.UNVERIFIED
+        for f in owner_findings(report)
+        if f.message_id == "codeowners-signoff-local"
+    )

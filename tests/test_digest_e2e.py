@@ -14,8 +14,10 @@ OLD_IMAGE = "image: rocm/atom-dev:nightly_202610281457"
 
 
 def _point_at(host: str, digest: str) -> dict:
-    return {MASTER: replace(OLD_IMAGE, f"image: {host}/rocm/atom-dev:nightly_202610281457"),
-            RECIPE: replace(OLD_PIN, f"{host}/rocm/atom-dev@{digest}")}
+    return {
+        MASTER: replace(OLD_IMAGE, f"image: {host}/rocm/atom-dev:nightly_202610281457"),
+        RECIPE: replace(OLD_PIN, f"{host}/rocm/atom-dev@{digest}"),
+    }
 
 
 def _digest(report):

@@ -194,6 +194,51 @@ def test_load_reads_back_what_yaml_wrote(value: Any) -> None:
     assert loaded == yaml.safe_load(text) or value != value  # NaN is not equal to itself
 
 
+def _pyyaml(text: str) -> Any:
+    """What `yaml.load` with the C loader makes of `text`, or `_FAILED`."""
+    try:
+        return yaml.load(text, Loader=yaml.CSafeLoader)
+    except Exception:  # pyyaml lets IndexError, ValueError and more out of bad scalars
+        return _FAILED
+
+
+_FAILED = object()
+
+
+def _same_lines(node: yaml.Node, built: Any) -> None:
+    """`built` records, for every key and item, the line pyyaml's own node tree gives it."""
+    if isinstance(node, yaml.MappingNode):
+        assert list(built.lines.values()) == [k.start_mark.line + 1 for k, _ in node.value]
+        for (_, value_node), value in zip(node.value, built.values(), strict=True):
+            _same_lines(value_node, value)
+    elif isinstance(node, yaml.SequenceNode):
+        assert built.lines == [item.start_mark.line + 1 for item in node.value]
+        for item_node, item in zip(node.value, built, strict=True):
+            _same_lines(item_node, item)
+
+
+@FAST
+@given(text=yaml_like.filter(lambda t: "<<" not in t))
+def test_load_means_what_pyyaml_means(text: str) -> None:
+    """Whatever pyyaml reads, `load` reads the same (key order included, so compared by repr) with
+    the same line numbers; it refuses only what pyyaml refuses too, or what breaks its limits
+    (`&a [*a]`, which pyyaml turns into a self-containing list). It is laxer in two places only:
+    a tag on a collection is ignored, and `a: =` is the string "=". Merges are tested apart, as
+    pyyaml 6.0.4 orders `<<: [*a, *b]` against the YAML spec (yaml/pyyaml#953)."""
+    expected = _pyyaml(text)
+    try:
+        loaded = load(text)
+    except YamlProblem as exc:
+        assert expected is _FAILED or exc.kind in ("alias-bomb", "too-deep"), exc
+        return
+    if expected is _FAILED:
+        assert "!" in text or "=" in text, text  # a tagged collection, or `=` as a value
+        return
+    assert repr(loaded.data) == repr(expected)
+    if not loaded.duplicates:
+        _same_lines(yaml.compose(text, Loader=yaml.CSafeLoader), loaded.data)
+
+
 # --- the models ------------------------------------------------------------------------------------
 
 

@@ -61,3 +61,59 @@ def test_syntax_error_has_a_line() -> None:
     with pytest.raises(YamlProblem) as caught:
         load("a: 1\nb: [1, 2\nc: 3\n", line_offset=100)
     assert caught.value.kind == "syntax" and caught.value.line and caught.value.line > 100
+
+
+MERGES = """\
+shared: &shared {image: lmsysorg/sglang, tp: 8, mem: 0.8}
+small: &small {tp: 4, ep: 4}
+recipe:
+  <<: [*small, *shared]
+  mem: 0.9
+"""
+
+
+def test_merge_follows_the_yaml_spec() -> None:
+    """The first mapping of a `<<:` list wins over later ones (yaml.org/type/merge.html; pyyaml
+    6.0.4 gets this wrong for keys longer than one character, yaml/pyyaml#953), and keys written
+    in the mapping win over everything merged. Merged keys keep the line they were written on."""
+    recipe = load(MERGES).data["recipe"]
+    assert recipe == {"tp": 4, "ep": 4, "image": "lmsysorg/sglang", "mem": 0.9}
+    assert recipe.lines == {"tp": 2, "ep": 2, "image": 1, "mem": 5}
+
+
+def test_a_later_merge_key_wins_over_an_earlier_one() -> None:
+    loaded = load("a: &a {mem: 1}\nb: &b {mem: 2}\nc:\n  <<: *a\n  <<: *b\n")
+    assert loaded.data["c"] == {"mem": 2} and loaded.duplicates == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "line"),
+    [
+        ("a: &x 1\nb: &x 2\n", "syntax", 2),  # pyyaml refuses a reused anchor name too
+        ("a: 1\nb: *nowhere\n", "syntax", 2),
+        ("a: 1\nb: &loop {c: *loop}\n", "alias-bomb", 2),
+        ("a: <<\n", "syntax", 1),
+        ("a: {<<: [1, 2]}\n", "syntax", 1),
+        ("a: 1\n? [x]\n: 2\n", "syntax", 2),
+        ("a: !!python/object:os.system ls\n", "syntax", 1),
+        ("a: 2026-13-45\n", "syntax", 1),
+        ("--- 1\n--- 2\n", "syntax", 2),
+        ("x:\n" + "".join(" " * i + "- \n" for i in range(1, 70)), "too-deep", 65),
+    ],
+)
+def test_refusals_say_why_and_where(text: str, kind: str, line: int) -> None:
+    with pytest.raises(YamlProblem) as caught:
+        load(text)
+    assert (caught.value.kind, caught.value.line) == (kind, line), caught.value
+
+
+def test_keys_equal_after_reading_are_duplicates() -> None:
+    """`1` and `01` (octal) are the same key once read; the second one silently replaced the first."""
+    loaded = load("tp: 8\n1: a\n01: b\n")
+    assert loaded.data == {"tp": 8, 1: "b"}
+    assert [(d.key, d.line, d.first_line) for d in loaded.duplicates] == [("01", 3, 2)]
+
+
+def test_an_alias_shares_the_anchored_object() -> None:
+    data = load("a: &a {x: [1, 2]}\nb: *a\n").data
+    assert data["b"] is data["a"] and data["b"].lines == {"x": 1}

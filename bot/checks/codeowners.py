@@ -86,13 +86,29 @@ def check(ctx: CheckContext) -> list[Finding]:
     if source is None:
         return [finding(CHECK, Severity.UNVERIFIED, "codeowners-missing", paths=list(CODEOWNERS_PATHS))]
     if source.size > MAX_BYTES:
-        return [finding(CHECK, Severity.UNVERIFIED, "codeowners-too-large", file=source.path,
-                        source=source.path, size=source.size)]
+        return [
+            finding(
+                CHECK,
+                Severity.UNVERIFIED,
+                "codeowners-too-large",
+                file=source.path,
+                source=source.path,
+                size=source.size,
+            )
+        ]
     try:
         owners = OwnersFile(source.text)
     except OwnersError as exc:
-        return [finding(CHECK, Severity.UNVERIFIED, "codeowners-unreadable", file=source.path,
-                        source=source.path, detail=str(exc))]
+        return [
+            finding(
+                CHECK,
+                Severity.UNVERIFIED,
+                "codeowners-unreadable",
+                file=source.path,
+                source=source.path,
+                detail=str(exc),
+            )
+        ]
     core = _core_team(owners, settings, pr)
     changed = list(dict.fromkeys(diff.changed_files))
     out: list[Finding] = []
@@ -110,14 +126,33 @@ def check(ctx: CheckContext) -> list[Finding]:
     needs: dict[tuple[Owner, ...], list[str]] = {}
     for rule, paths in by_rule.values():  # in the order of the changed files
         beyond = tuple(o for o in rule.owners if not core.owns(o))
-        out.append(finding(CHECK, Severity.INFO, "codeowners-owners", file=_location(paths), **_files(paths),
-                           owners=[o.handle for o in rule.owners], beyond=[o.handle for o in beyond],
-                           source=source.path, line_no=rule.line, pattern=rule.pattern))
+        out.append(
+            finding(
+                CHECK,
+                Severity.INFO,
+                "codeowners-owners",
+                file=_location(paths),
+                **_files(paths),
+                owners=[o.handle for o in rule.owners],
+                beyond=[o.handle for o in beyond],
+                source=source.path,
+                line_no=rule.line,
+                pattern=rule.pattern,
+            )
+        )
         if beyond:
             needs.setdefault(beyond, []).extend(paths)
     if unowned:
-        out.append(finding(CHECK, Severity.INFO, "codeowners-unowned", file=_location(unowned),
-                           **_files(unowned), source=source.path))
+        out.append(
+            finding(
+                CHECK,
+                Severity.INFO,
+                "codeowners-unowned",
+                file=_location(unowned),
+                **_files(unowned),
+                source=source.path,
+            )
+        )
     edited = [p for p in changed if p in CODEOWNERS_PATHS]
     if edited:
         out.append(finding(CHECK, Severity.INFO, "codeowners-edited-in-pr", file=edited[0], edited=edited))
@@ -125,8 +160,16 @@ def check(ctx: CheckContext) -> list[Finding]:
     for group, paths in needs.items():
         out.append(_signoff(group, paths, pr, settings))
     if not needs:
-        out.append(finding(CHECK, Severity.VERIFIED, "codeowners-core-only", count=len(changed),
-                           source=source.path, core=core.shown))
+        out.append(
+            finding(
+                CHECK,
+                Severity.VERIFIED,
+                "codeowners-core-only",
+                count=len(changed),
+                source=source.path,
+                core=core.shown,
+            )
+        )
     return out
 
 
@@ -158,8 +201,15 @@ def _signoff(group: tuple[Owner, ...], paths: list[str], pr: PullRequest, settin
     signer: Comment | None = next((c for c in candidates if handle_key(c.author) in eligible), None)
     if signer is not None:
         who = "@" + signer.author.lstrip("@")
-        return finding(CHECK, Severity.VERIFIED, "codeowners-signoff-verified", who=who,
-                       team=eligible[handle_key(signer.author)], when=signer.created_at, **where)
+        return finding(
+            CHECK,
+            Severity.VERIFIED,
+            "codeowners-signoff-verified",
+            who=who,
+            team=eligible[handle_key(signer.author)],
+            when=signer.created_at,
+            **where,
+        )
     ask = [o.handle for o in group if not (o.kind == "user" and o.key == author)]
     if not ask:
         return finding(CHECK, Severity.INFO, "codeowners-signoff-author-only", owners=handles, **where)
@@ -167,10 +217,26 @@ def _signoff(group: tuple[Owner, ...], paths: list[str], pr: PullRequest, settin
         others = ["@" + c.author.lstrip("@") for c in candidates]
         teams = [o.handle for o in unreadable if o.kind == "team"]
         if teams:
-            return finding(CHECK, Severity.UNVERIFIED, "codeowners-signoff-teams-unreadable", teams=teams,
-                           owners=ask, candidates=list(dict.fromkeys(others)), phrase=phrase, **where)
-        return finding(CHECK, Severity.UNVERIFIED, "codeowners-signoff-email-owners", owners=ask,
-                       phrase=phrase, **where)
-    return finding(CHECK, Severity.INFO, "codeowners-signoff-needed", owners=ask, phrase=phrase,
-                   unreadable=[o.handle for o in unreadable], suggestion=phrase, **where)
-
+            return finding(
+                CHECK,
+                Severity.UNVERIFIED,
+                "codeowners-signoff-teams-unreadable",
+                teams=teams,
+                owners=ask,
+                candidates=list(dict.fromkeys(others)),
+                phrase=phrase,
+                **where,
+            )
+        return finding(
+            CHECK, Severity.UNVERIFIED, "codeowners-signoff-email-owners", owners=ask, phrase=phrase, **where
+        )
+    return finding(
+        CHECK,
+        Severity.INFO,
+        "codeowners-signoff-needed",
+        owners=ask,
+        phrase=phrase,
+        unreadable=[o.handle for o in unreadable],
+        suggestion=phrase,
+        **where,
+    )

@@ -92,7 +92,7 @@ def _normalise(line: str) -> tuple[str, str | None]:
     # Split off the pattern (escaped spaces belong to it), then drop an end-of-line comment.
     match = re.match(r"(?:\\.|\S)+", stripped)
     pattern = match.group(0) if match else stripped
-    rest = _INLINE_COMMENT.sub("", " " + stripped[len(pattern):]).strip()
+    rest = _INLINE_COMMENT.sub("", " " + stripped[len(pattern) :]).strip()
     effective = pattern
     body = pattern.rstrip("/")
     if "\\ " in pattern and "/" not in body and not pattern.startswith("**/"):
