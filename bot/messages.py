@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 import yaml
-from jinja2 import meta
+from jinja2 import nodes
 
 from bot import textsafe
 from bot.resources import template_dir
@@ -34,13 +34,14 @@ def _num(value: Any) -> str:
     return f"{value:,}"
 
 
+@cache
 def _environment(markdown: bool) -> jinja2.Environment:
     escape = textsafe.md_text if markdown else textsafe.plain
 
     def finalize(value: Any) -> str:
         if isinstance(value, Safe):
             return value
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if type(value) in (int, float):  # not bool, whose str() is escaped like any other text
             return str(value)
         return escape(value)
 
@@ -80,17 +81,29 @@ def catalog() -> dict[str, dict[str, str]]:
 
 
 @cache
+def _parsed(message_id: str, lang: str) -> nodes.Template:
+    return _environment(markdown=False).parse(catalog()[message_id][lang].strip())
+
+
+@cache
 def _compiled(message_id: str, lang: str, markdown: bool) -> jinja2.Template:
-    return _environment(markdown).from_string(catalog()[message_id][lang].strip())
+    if markdown:  # parsed again: compiling folds constant filters (`'x' | code`) into the tree
+        return _environment(markdown=True).from_string(catalog()[message_id][lang].strip())
+    return _environment(markdown=False).from_string(_parsed(message_id, lang))
 
 
 @cache
 def variables(message_id: str) -> frozenset[str]:
-    """The names a message's templates use, in either language."""
-    env = _environment(markdown=False)
-    return frozenset().union(
-        *(meta.find_undeclared_variables(env.parse(catalog()[message_id][lang])) for lang in LANGS)
-    )
+    """The names a message's templates read, in either language, less the loop variables they set.
+
+    A plain walk of the syntax tree: jinja2.meta.find_undeclared_variables gives the same answer
+    for this catalog (a test checks it) but runs a whole code generator, three times slower."""
+    names: set[str] = set()
+    for lang in LANGS:
+        tree = _parsed(message_id, lang)
+        loaded = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load"}
+        names |= loaded - {n.name for n in tree.find_all(nodes.Name) if n.ctx == "store"} - {"loop"}
+    return frozenset(names)
 
 
 def require(message_id: str, params: Mapping[str, Any]) -> None:

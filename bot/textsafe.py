@@ -19,6 +19,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\
 
 def clip(text: str, limit: int = MAX_VALUE_CHARS) -> str:
     """Drop control characters, fold newlines and cut over-long values with an ellipsis."""
+    if len(text) <= limit and text.isprintable():  # the common case: nothing to drop or fold
+        return text
     text = _CONTROL.sub("", text.replace("\r\n", " ").replace("\n", " ").replace("\t", " "))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

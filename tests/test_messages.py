@@ -1,0 +1,31 @@
+"""The message catalog: the names each message needs, and one text serving JSON and markdown."""
+
+from __future__ import annotations
+
+import pytest
+from jinja2 import meta
+
+from bot import messages
+
+
+@pytest.mark.parametrize("message_id", sorted(messages.catalog()))
+def test_variables_are_what_jinja_says_the_templates_need(message_id: str) -> None:
+    env = messages._environment(markdown=False)
+    texts = messages.catalog()[message_id].values()
+    expected = set().union(*(meta.find_undeclared_variables(env.parse(text)) for text in texts))
+    assert messages.variables(message_id) == expected
+
+
+def test_missing_params_fail_where_the_finding_is_made() -> None:
+    with pytest.raises(KeyError, match="needs key"):
+        messages.require("changelog-key-not-covered", {})
+    with pytest.raises(KeyError, match="not in templates"):
+        messages.require("no-such-message", {})
+
+
+def test_constant_code_spans_survive_rendering_plain_text_first() -> None:
+    """The JSON (plain) rendering of a message must not change how the comment renders it later."""
+    plain = messages.render("changelog-pr-link-placeholder", "en", {})
+    markdown = messages.render("changelog-pr-link-placeholder", "en", {}, markdown=True)
+    assert plain.startswith("pr-link is the XXX placeholder")
+    assert markdown.startswith("`pr-link` is the `XXX` placeholder")
