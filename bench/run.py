@@ -6,7 +6,8 @@
 Measures, on the real history bundle in `../shared/real-world/` (next to the repository):
 
 (a) the floor: reading the master configs and perf-changelog a PR changed, at both refs, with
-    one `git cat-file --batch` and parsing them with pyyaml's C loader alone;
+    one `git cat-file --batch` and parsing them with pyyaml's C loader alone, timed inside a
+    fresh process for each run (like the CLI, so that both meet the same machine conditions);
 (b) a full offline review of the five largest and the two smallest real PRs, in-process
     (`run_local`, wall and CPU time, plus the JSON emit) and end to end through the CLI in a
     fresh subprocess (wall and CPU time);
@@ -22,6 +23,7 @@ it never fails on a missed target. Only the standard library and pyyaml are used
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import fnmatch
 import io
@@ -330,12 +332,14 @@ def read_blobs(repo: Path, requests: list[str]) -> list[bytes | None]:
     return blobs
 
 
-def measure_floor(repo: Path, pr: PR) -> None:
+def floor_child(repo: str, parent: str, sha: str, files: list[str]) -> dict[str, float | int]:
+    """The floor's own work, run inside a fresh process (`--floor-child`): read the files at both
+    refs with one `git cat-file --batch`, then parse each with yaml.CSafeLoader alone."""
     import yaml
 
-    requests = [f"{sha}:{path}" for sha in (pr.parent, pr.sha) for path in pr.files]
+    requests = [f"{ref}:{path}" for ref in (parent, sha) for path in files]
     started = time.perf_counter()
-    blobs = read_blobs(repo, requests)
+    blobs = read_blobs(Path(repo), requests)
     read = time.perf_counter() - started
     wall0, cpu0 = time.perf_counter(), time.process_time()
     for blob in blobs:
@@ -344,10 +348,23 @@ def measure_floor(repo: Path, pr: PR) -> None:
         # Some historical PRs shipped YAML that did not parse; the attempt is the cost.
         with contextlib.suppress(yaml.YAMLError, UnicodeDecodeError):
             yaml.load(blob.decode("utf-8"), Loader=yaml.CSafeLoader)
-    pr.floor_parse.append(time.perf_counter() - wall0)
-    pr.floor_parse_cpu.append(time.process_time() - cpu0)
-    pr.floor_read.append(read)
-    pr.floor_bytes = sum(len(b) for b in blobs if b is not None)
+    parse, parse_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    size = sum(len(b) for b in blobs if b is not None)
+    return {"read": read, "parse": parse, "parse_cpu": parse_cpu, "bytes": size}
+
+
+def measure_floor(repo: Path, pr: PR) -> None:
+    """One floor sample, in a fresh process like the CLI's, so both draw from the same conditions
+    (on a shared machine a whole process can run fast or slow); its start-up is not counted."""
+    cmd = [PYTHON, str(Path(__file__).resolve()), "--floor-child", str(repo), pr.parent, pr.sha, *pr.files]
+    done = subprocess.run(cmd, capture_output=True, check=False, timeout=CHILD_TIMEOUT_S)
+    if done.returncode != 0:
+        raise RuntimeError(f"floor child failed: {done.stderr.decode('utf-8', 'replace').strip()[-500:]}")
+    sample = json.loads(done.stdout)
+    pr.floor_read.append(sample["read"])
+    pr.floor_parse.append(sample["parse"])
+    pr.floor_parse_cpu.append(sample["parse_cpu"])
+    pr.floor_bytes = sample["bytes"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -564,7 +581,8 @@ def print_table(prs: list[PR], runs: int) -> None:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     right = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
     print(f"\nReview cost per PR (times in ms, median of {runs} run(s)). floor = read + parse of the changed")
-    print("master configs and perf-changelog at both refs with yaml.CSafeLoader; review = run_local")
+    print("master configs and perf-changelog at both refs with yaml.CSafeLoader, in a fresh process (its")
+    print("start-up not counted); review = run_local")
     print("in-process (wall, cpu); emit = report.dumps(); CLI = `python -m bot review ... --offline")
     print("--format json` in a fresh process (wall, cpu incl. git children); RSS = its peak RSS.\n")
 
@@ -665,7 +683,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", action="store_true", help="print a cProfile of the in-process review of the largest PR"
     )
+    parser.add_argument("--floor-child", nargs="+", help=argparse.SUPPRESS)  # REPO PARENT SHA FILE...
     args = parser.parse_args(argv)
+    if args.floor_child:
+        repo_arg, parent, sha, *files = args.floor_child
+        print(json.dumps(floor_child(repo_arg, parent, sha, files)))
+        return 0
     runs = 1 if args.quick else max(1, args.runs)
 
     if not BUNDLE.is_file():
@@ -704,6 +727,10 @@ def main(argv: list[str] | None = None) -> int:
         )
 
         # Warm up: OS file cache, bytecode, and the bot's process-wide caches (message catalog).
+        # The CLI should run from byte-compiled modules, as an installed prbot does (pip compiles
+        # them at install): compile the checkout's now, as PYTHONDONTWRITEBYTECODE may be set.
+        for package in ("bot", "templates"):
+            compileall.compile_dir(ROOT / package, quiet=1)
         run_child([PYTHON, "-m", "bot", "--help"])
         warm = next((p for p in prs if p.role == "largest"), None)
         if warm is not None:

@@ -217,8 +217,7 @@ def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run]) -> 
         aspects.append("image")
     if change.added or change.removed:
         aspects.append("points")
-    utilization = {r.ident: r.point.utilization for r in base_runs}
-    if any(ident in utilization and utilization[ident] != r.point.utilization for ident, r in new.items()):
+    if any(ident in old and old[ident].point.utilization != r.point.utilization for ident, r in new.items()):
         aspects.append("utilization")
     if any(
         (old[i].variant.data if old[i].variant else None) != (r.variant.data if r.variant else None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable
 
 from bot.checks import changelog, codeowners, consistency, digest, dram, labels, recipe_selection, sweep_plan
@@ -26,6 +25,8 @@ CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
 
 
 def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed") -> Finding:
+    import traceback  # only ever needed when something went wrong
+
     where = traceback.extract_tb(exc.__traceback__)[-1]
     return finding(
         check_id,

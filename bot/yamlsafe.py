@@ -228,8 +228,8 @@ class _Builder:
         while True:
             event = get()
             kind = type(event)
-            line = event.start_mark.line + offset
             if kind is ScalarEvent:
+                line = event.start_mark.line + offset
                 tag = event.tag
                 if tag is None or tag == "!":
                     if event.implicit[0]:
@@ -253,6 +253,7 @@ class _Builder:
                     _new_anchor(event.anchor, anchors, open_anchors, line)
                     anchors[event.anchor] = (value, 1)
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                line = event.start_mark.line + offset
                 if len(stack) >= max_depth:
                     raise YamlProblem("too-deep", f"nesting deeper than {max_depth} levels", line)
                 stack.append((container, lines, is_map, key, key_line, key_text, merges, anchor, start, size))
@@ -280,6 +281,7 @@ class _Builder:
                     anchors[anchor] = (value, value_size)
                 container, lines, is_map, key, key_line, key_text, merges, anchor, start, size = stack.pop()
             elif kind is AliasEvent:
+                line = event.start_mark.line + offset
                 name = event.anchor
                 if name in open_anchors:  # `&a [*a]`: an alias inside the node it names never ends
                     detail = "aliases loop back into the node they name, so they would expand forever"
@@ -290,7 +292,7 @@ class _Builder:
                 if value is _MERGE and not (is_map and key is _NO_KEY):
                     raise YamlProblem("syntax", "`<<` (merge) is only allowed as a mapping key", line)
             else:  # pragma: no cover - libyaml only sends the events above inside a document
-                raise YamlProblem("syntax", f"unexpected {kind.__name__}", line)
+                raise YamlProblem("syntax", f"unexpected {kind.__name__}", self._line(event))
 
             if container is None:  # the document's root
                 return value

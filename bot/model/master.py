@@ -61,25 +61,15 @@ class Point:
     multinode: bool = False
     gpus: int = 1
     raw: Any = field(default=None, compare=False, repr=False)
+    # What identifies a point across refs, apart from its concurrency: set once, from the fields
+    # above (a multinode point's worker settings are compared whole).
+    topology: tuple[Any, ...] = field(default=(), compare=False, repr=False, init=False)
 
-    @property
-    def topology(self) -> tuple[Any, ...]:
-        """What identifies a point across refs, apart from its concurrency."""
+    def __post_init__(self) -> None:
         workers = _workers_signature(self.raw) if self.multinode else None
-        return (
-            self.scenario,
-            self.isl,
-            self.osl,
-            self.tp,
-            self.ep,
-            self.pp,
-            self.dcp,
-            self.pcp,
-            self.dp_attn,
-            self.spec_decoding,
-            self.kv_offloading,
-            workers,
-        )
+        identity = (self.scenario, self.isl, self.osl, self.tp, self.ep, self.pp, self.dcp, self.pcp)
+        topology = (*identity, self.dp_attn, self.spec_decoding, self.kv_offloading, workers)
+        object.__setattr__(self, "topology", topology)
 
     @property
     def where(self) -> dict[str, Any]:
@@ -264,11 +254,13 @@ class _EntryReader:
     def field(
         self, mapping: dict, name: str, kind: type | tuple[type, ...], default: Any, line: int | None
     ) -> Any:
-        if name not in mapping or mapping[name] is None:
+        value = mapping.get(name)
+        if value is None:
             return default
-        value = mapping[name]
         kinds = kind if isinstance(kind, tuple) else (kind,)
-        value_ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+        value_ok = type(value) is kind or (
+            isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+        )
         if not value_ok:
             where = _line_of(mapping, name) or line
             self.problem(
