@@ -282,6 +282,7 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
         _keys_using_recipes(changed_recipes, base, masters_head, keys, layout)
     for path in changed_recipes:  # read even when no key runs them, so that a broken one is named
         recipes_head.get(path)
+    _prefetch_recipes(keys, base, head)
     for change in keys.values():
         # A removed key's runs are only counted, so its recipes need not be read.
         old_recipes = recipes_base if change.head is not None else None
@@ -315,6 +316,20 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
         codeowners=find_codeowners(base),
         unreadable_masters=unreadable,
     )
+
+
+def _prefetch_recipes(keys: dict[str, KeyChange], base: Snapshot, head: Snapshot) -> None:
+    """Read, in one go at each ref, every recipe that `runs_of` is about to look up."""
+    base_paths: set[str] = set()
+    head_paths: set[str] = set()
+    for change in keys.values():
+        if change.head is None:  # a removed key's recipes are not read
+            continue
+        head_paths.update(p.recipe for p in change.head.points if p.recipe)
+        if change.base is not None:
+            base_paths.update(p.recipe for p in change.base.points if p.recipe)
+    base.prefetch(sorted(base_paths))
+    head.prefetch(sorted(head_paths))
 
 
 def _recipe_users(paths: list[str], masters: dict[str, MasterFile]) -> dict[str, list[ConfigEntry]]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
+
+_BATCH = 64  # requests per write to `git cat-file --batch` (a few KiB)
 
 
 class GitError(Exception):
@@ -75,19 +78,34 @@ class GitRepo:
 
     def read(self, sha: str, path: str) -> bytes | None:
         """Blob contents through one long-lived `git cat-file --batch` process."""
-        if "\n" in path:
-            return None
+        return self.read_many(sha, [path]).get(path)
+
+    def read_many(self, sha: str, paths: list[str]) -> dict[str, bytes | None]:
+        """Several blobs in one exchange with `git cat-file --batch`: the requests go out in slices
+        (small enough never to fill the pipe while git waits for us to read), then the answers
+        come back in order. One round trip per slice instead of one per file."""
+        found: dict[str, bytes | None] = {path: None for path in paths if "\n" in path}
+        wanted = [path for path in paths if "\n" not in path]
         cat = self._batch()
         assert cat.stdin and cat.stdout
-        cat.stdin.write(f"{sha}:{path}\n".encode("utf-8", "surrogateescape"))
-        cat.stdin.flush()
-        header = cat.stdout.readline().decode("utf-8", "replace").split()
-        if len(header) != 3 or header[1] != "blob":
+        for start in range(0, len(wanted), _BATCH):
+            batch = wanted[start : start + _BATCH]
+            cat.stdin.write("".join(f"{sha}:{path}\n" for path in batch).encode("utf-8", "surrogateescape"))
+            cat.stdin.flush()
+            for path in batch:
+                found[path] = self._answer(cat.stdout)
+        return found
+
+    @staticmethod
+    def _answer(out: IO[bytes]) -> bytes | None:
+        """One answer of `cat-file --batch`: `<oid> blob <size>`, the bytes and a newline; or a
+        one-line `<name> missing` (or another object type, which is not a file)."""
+        header = out.readline().decode("utf-8", "replace").split()
+        if len(header) != 3:
             return None
-        size = int(header[2])
-        data = cat.stdout.read(size)
-        cat.stdout.read(1)
-        return data
+        data = out.read(int(header[2]))
+        out.read(1)
+        return data if header[1] == "blob" else None
 
     def _batch(self) -> subprocess.Popen[bytes]:
         if self._cat is None or self._cat.poll() is not None:
@@ -128,9 +146,15 @@ class GitSnapshot:
 
     def read(self, path: str) -> bytes | None:
         if path not in self._cache:
-            present = path in self._all_paths()
-            self._cache[path] = self.repo.read(self.sha, path) if present else None
+            self.prefetch([path])
         return self._cache[path]
+
+    def prefetch(self, paths: list[str]) -> None:
+        """Read the files not read yet in one exchange with git (absent ones cost nothing)."""
+        new = [p for p in dict.fromkeys(paths) if p not in self._cache]
+        present = self._all_paths()
+        self._cache.update({p: None for p in new if p not in present})
+        self._cache.update(self.repo.read_many(self.sha, [p for p in new if p in present]))
 
     def list_files(self, prefix: str) -> list[str]:
         return sorted(p for p in self._all_paths() if p.startswith(prefix))

@@ -289,6 +289,10 @@ class GitHubSnapshot:
                 raise
         return self._cache[path]
 
+    def prefetch(self, paths: list[str]) -> None:
+        """Nothing ahead of time: GitHub asks integrations to send requests one after another, not
+        concurrently (secondary rate limits), so each file is requested when it is read."""
+
     def list_files(self, prefix: str) -> list[str]:
         tree = self._load_tree()
         if tree.complete:

@@ -20,3 +20,8 @@ class Snapshot(Protocol):
     def list_files(self, prefix: str) -> list[str]:
         """Paths of all files under `prefix` (a folder path ending in '/', or '' for all)."""
         ...
+
+    def prefetch(self, paths: list[str]) -> None:
+        """Read these files now, together, because they are about to be read: one exchange with
+        git, or requests in parallel to GitHub. Reading them one by one gives the same bytes."""
+        ...

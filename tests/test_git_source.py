@@ -1,0 +1,29 @@
+"""Reading files at a commit through one `git cat-file --batch` process, many at a time."""
+
+from __future__ import annotations
+
+from bot.sources.git import GitRepo
+from tests.conftest import commit
+
+
+def test_many_files_in_one_exchange_match_reading_them_one_by_one(example) -> None:
+    recipes = {f"benchmarks/r{i:03}.yaml": f"model: m{i}\n" + "x" * (i * 997) for i in range(150)}
+    sha = commit(example.path, {**recipes, "benchmarks/big.yaml": "y: " + "z" * 300_000 + "\n"})
+    snapshot = GitRepo.open(example.path).snapshot(sha)
+    wanted = ["benchmarks/big.yaml", *recipes, "benchmarks/nowhere.yaml", "benchmarks/r000.yaml"]
+    snapshot.prefetch(wanted)
+    one_by_one = GitRepo.open(example.path).snapshot(sha)
+    for path in wanted:
+        assert snapshot.read(path) == one_by_one.read(path)
+    assert snapshot.read("benchmarks/r149.yaml") == recipes["benchmarks/r149.yaml"].encode()
+    assert snapshot.read("benchmarks/nowhere.yaml") is None
+
+
+def test_a_folder_or_a_missing_path_does_not_desynchronise_the_stream(example) -> None:
+    """A folder answers with a tree object whose bytes must be consumed, not taken for the next file."""
+    repo = GitRepo.open(example.path)
+    sha = commit(example.path, {"configs/extra.yaml": "k: 1\n"})
+    answers = repo.read_many(sha, ["configs", "no/such/file", "configs/extra.yaml", "bad\nname"])
+    assert answers["configs/extra.yaml"] == b"k: 1\n"
+    assert answers["configs"] is None and answers["no/such/file"] is None and answers["bad\nname"] is None
+    assert repo.read(sha, "configs/extra.yaml") == b"k: 1\n"
