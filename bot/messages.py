@@ -17,7 +17,7 @@ import jinja2
 import yaml
 from jinja2 import nodes
 
-from bot import textsafe
+from bot import compile_cache, textsafe
 from bot.resources import template_dir
 
 LANGS = ("en", "zh")
@@ -81,15 +81,12 @@ def catalog() -> dict[str, dict[str, str]]:
 
 
 @cache
-def _parsed(message_id: str, lang: str) -> nodes.Template:
-    return _environment(markdown=False).parse(catalog()[message_id][lang].strip())
-
-
-@cache
 def _compiled(message_id: str, lang: str, markdown: bool) -> jinja2.Template:
-    if markdown:  # parsed again: compiling folds constant filters (`'x' | code`) into the tree
-        return _environment(markdown=True).from_string(catalog()[message_id][lang].strip())
-    return _environment(markdown=False).from_string(_parsed(message_id, lang))
+    env = _environment(markdown)
+    source = catalog()[message_id][lang].strip()
+    # Compiled per mode: compiling folds constant filters (`'x' | code`) into the code.
+    code = compile_cache.get("markdown" if markdown else "plain", (source,), lambda: env.compile(source))
+    return env.template_class.from_code(env, code, env.make_globals(None))
 
 
 @cache
@@ -98,12 +95,17 @@ def variables(message_id: str) -> frozenset[str]:
 
     A plain walk of the syntax tree: jinja2.meta.find_undeclared_variables gives the same answer
     for this catalog (a test checks it) but runs a whole code generator, three times slower."""
-    names: set[str] = set()
-    for lang in LANGS:
-        tree = _parsed(message_id, lang)
-        loaded = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load"}
-        names |= loaded - {n.name for n in tree.find_all(nodes.Name) if n.ctx == "store"} - {"loop"}
-    return frozenset(names)
+    sources = tuple(catalog()[message_id][lang] for lang in LANGS)
+
+    def walk() -> list[str]:
+        names: set[str] = set()
+        for source in sources:
+            tree = _environment(markdown=False).parse(source)
+            loaded = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load"}
+            names |= loaded - {n.name for n in tree.find_all(nodes.Name) if n.ctx == "store"} - {"loop"}
+        return sorted(names)
+
+    return frozenset(compile_cache.get("variables", sources, walk))
 
 
 def require(message_id: str, params: Mapping[str, Any]) -> None:

@@ -25,6 +25,13 @@ GIT_ENV = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compiled message templates go to a cache of the test run's own, not the user's."""
+    import tempfile
+
+    os.environ["PRBOT_CACHE_DIR"] = tempfile.mkdtemp(prefix="prbot-test-cache-")
+
+
 def shared_or_skip(*parts: str) -> Path:
     """A path under ../shared/real-world, or skip the test saying the data is absent."""
     path = SHARED.joinpath(*parts)
