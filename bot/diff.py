@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.model import layout as layout_mod
 from bot.model.changelog import ChangelogDiff, compare
@@ -24,8 +24,7 @@ from bot.sources.snapshot import Snapshot
 from bot.yamlsafe import YamlProblem, load_bytes
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """One benchmark run: a point at one concurrency, and the variant it selects (if unique)."""
 
     point: Point

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Comment:
+class Comment(NamedTuple):
     """A PR comment or review body, for the CODEOWNERS sign-off."""
 
     author: str

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -88,8 +88,7 @@ class LineList(list):
         return self.lines[index] if 0 <= index < len(self.lines) else None
 
 
-@dataclass(frozen=True)
-class Duplicate:
+class Duplicate(NamedTuple):
     """A mapping key written twice in the same mapping."""
 
     key: str

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal, localcontext
+from typing import NamedTuple
 
 CAP_MIB = 2_861_022
 MIB = 1_048_576
 GB = 10**9
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(NamedTuple):
     """The calculation, kept whole so that a finding can show its work."""
 
     available_mib: int

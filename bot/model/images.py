@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 PIN_RE = re.compile(r"^(?P<repo>[^@\s]+)@(?P<digest>sha256:[0-9a-f]{64})$")
 
 
-@dataclass(frozen=True)
-class Pin:
+class Pin(NamedTuple):
     """A `repo@sha256:…` string found in a recipe."""
 
     repository: str
@@ -19,8 +18,7 @@ class Pin:
     yaml_path: str
 
 
-@dataclass(frozen=True)
-class ImageUse:
+class ImageUse(NamedTuple):
     """One changed config key together with one recipe it runs: what the digest check compares."""
 
     config_key: str

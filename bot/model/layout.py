@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from bot.sources.snapshot import Snapshot
 
 E2E_ROOT = "inferencex-e2e/"
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """Paths relative to the repository root; `root` is '' or 'inferencex-e2e/'."""
 
     root: str

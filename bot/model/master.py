@@ -25,8 +25,7 @@ _TOP_KEY = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class EntryText:
+class EntryText(NamedTuple):
     """The source text of one top-level entry and the 1-based line its key is on."""
 
     key: str

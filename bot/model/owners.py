@@ -16,8 +16,7 @@ Line numbers are kept: the normalised text has exactly one line per original lin
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from codeowners import CodeOwners
 
@@ -37,8 +36,7 @@ class OwnersError(Exception):
     """The CODEOWNERS text cannot be used; the message is one line for the user."""
 
 
-@dataclass(frozen=True)
-class CodeownersFile:
+class CodeownersFile(NamedTuple):
     """The CODEOWNERS file of one ref: its path and its text."""
 
     path: str
@@ -60,8 +58,7 @@ def handle_key(handle: str) -> str:
     return handle.strip().lstrip("@").casefold()
 
 
-@dataclass(frozen=True)
-class Owner:
+class Owner(NamedTuple):
     """One owner as written in the file: `@user`, `@org/team` or an e-mail address."""
 
     handle: str
@@ -72,8 +69,7 @@ class Owner:
         return handle_key(self.handle)
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """The line of CODEOWNERS that decides a path's owners (the last matching line)."""
 
     pattern: str

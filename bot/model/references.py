@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from typing import NamedTuple
 
 DOCKER_HUB = "registry-1.docker.io"
 _HUB_ALIASES = frozenset(("docker.io", "index.docker.io", "registry.hub.docker.com", DOCKER_HUB))
@@ -23,8 +23,7 @@ _DIGEST_RE = re.compile(r"[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-f0-9]{32,}")
 # ---------------------------------------------------------------- references
 
 
-@dataclass(frozen=True)
-class ImageRef:
+class ImageRef(NamedTuple):
     """A parsed image reference. `tag` is a tag or, for `repo@sha256:…`, that digest."""
 
     registry_host: str
@@ -110,8 +109,7 @@ def normalized_repository(name: str) -> str:
     return f"{ref.registry_host}/{ref.repository}"
 
 
-@dataclass(frozen=True)
-class TagResolution:
+class TagResolution(NamedTuple):
     """What the registry said about one reference."""
 
     reference: str

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Hardware:
+class Hardware(NamedTuple):
     """What the DRAM check needs to know about the machines a runner label schedules on."""
 
     name: str

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from urllib.parse import urlsplit
 
@@ -255,7 +255,7 @@ class RegistryClient:
             with self._lock:
                 cached = self._cache.get(ref)
             if cached is not None:
-                results[reference] = replace(cached, reference=reference)
+                results[reference] = cached._replace(reference=reference)
             else:
                 todo.setdefault(ref, []).append(reference)
         if todo:
@@ -263,7 +263,7 @@ class RegistryClient:
                 with self._lock:
                     self._cache[ref] = resolution
                 for reference in todo[ref]:
-                    results[reference] = replace(resolution, reference=reference)
+                    results[reference] = resolution._replace(reference=reference)
         return results
 
     # -- orchestration
