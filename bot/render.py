@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -58,7 +59,7 @@ def render_comment(
             groups[str(f.severity)].append(f)
     blocking, warnings = len(groups["blocking"]), len(groups["warning"])
     title = "ui-title-blocking" if blocking else "ui-title-warnings" if warnings else "ui-title-clean"
-    text = _template().render(
+    stream = _template().generate(
         langs=LANG_CHOICES[lang],
         title_id=title,
         counts={"blocking": blocking, "warning": warnings},
@@ -75,7 +76,22 @@ def render_comment(
         base=base,
         head=head,
     )
-    return text if limit is None else fit(text, lang, limit)
+    if limit is None:
+        return "".join(stream)
+    return fit(_prefix(stream, limit), lang, limit)
+
+
+def _prefix(stream: Iterator[str], limit: int) -> str:
+    """The rendered text up to just past `limit` characters (all of it if shorter): what `fit`
+    needs. Rendering stops there, so a huge review renders only the findings that will be shown."""
+    parts: list[str] = []
+    size = 0
+    for part in stream:
+        parts.append(part)
+        size += len(part)
+        if size > limit:
+            break
+    return "".join(parts)
 
 
 def fit(text: str, lang: str, limit: int = COMMENT_LIMIT) -> str:

@@ -26,7 +26,7 @@ from bot.model.master import MAX_CONCURRENCIES, MasterFile, build_entry, expand_
 from bot.model.recipe import merge, parse_recipe
 from bot.model.runners import lookup
 from bot.model.selection import select
-from bot.render import COMMENT_LIMIT, render_comment
+from bot.render import COMMENT_LIMIT, fit, render_comment
 from bot.report import Report
 from bot.yamlsafe import YamlProblem, load, load_bytes
 from tests.mdcheck import is_closed_span, leaks, outside_code
@@ -442,7 +442,10 @@ def test_render_comment_never_raises_and_fits(skeletons: list[Finding], data: st
     published = {k: {"base": [1, 2], "head": [3]} for k in keys}
     report = Report(findings, published, {}, keys)
     for lang in ("both", "en", "zh"):
-        comment = render_comment(report, lang=lang, base=data.draw(hostile_text), head="abc")
+        base = data.draw(hostile_text)
+        comment = render_comment(report, lang=lang, base=base, head="abc")
         assert len(comment) <= COMMENT_LIMIT
         assert not leaks(comment), leaks(comment)
+        # Rendering stops once past the limit: the same as cutting the whole comment.
+        assert comment == fit(render_comment(report, lang=lang, base=base, head="abc", limit=None), lang)
     report.dumps()
