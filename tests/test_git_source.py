@@ -27,3 +27,14 @@ def test_a_folder_or_a_missing_path_does_not_desynchronise_the_stream(example) -
     assert answers["configs/extra.yaml"] == b"k: 1\n"
     assert answers["configs"] is None and answers["no/such/file"] is None and answers["bad\nname"] is None
     assert repo.read(sha, "configs/extra.yaml") == b"k: 1\n"
+
+
+def test_paths_a_pr_names_are_read_only_as_git_lists_them(example) -> None:
+    """`./x` and `a/../x` would reach `x` through git's path syntax; they are absent instead."""
+    snapshot = GitRepo.open(example.path).snapshot(commit(example.path, {"configs/extra.yaml": "k: 1\n"}))
+    assert snapshot.read("configs/extra.yaml") == b"k: 1\n"
+    odd = ["./configs/extra.yaml", "configs/./extra.yaml", "a/../configs/extra.yaml", "/configs/extra.yaml"]
+    assert [snapshot.read(path) for path in odd] == [None] * len(odd)
+    # an absent name with spaces answers `<name> missing`, which must not read as a header
+    assert snapshot.read("no such [file](https://x) 12") is None
+    assert snapshot.read("configs/extra.yaml") == b"k: 1\n"

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from bot.sources.snapshot import is_plain_path
+
 _BATCH = 64  # requests per write to `git cat-file --batch` (a few KiB)
 
 
@@ -84,8 +86,8 @@ class GitRepo:
         """Several blobs in one exchange with `git cat-file --batch`: the requests go out in slices
         (small enough never to fill the pipe while git waits for us to read), then the answers
         come back in order. One round trip per slice instead of one per file."""
-        found: dict[str, bytes | None] = {path: None for path in paths if "\n" in path}
-        wanted = [path for path in paths if "\n" not in path]
+        found: dict[str, bytes | None] = {path: None for path in paths if not is_plain_path(path)}
+        wanted = [path for path in paths if is_plain_path(path)]
         cat = self._batch()
         assert cat.stdin and cat.stdout
         for start in range(0, len(wanted), _BATCH):
@@ -98,14 +100,16 @@ class GitRepo:
 
     @staticmethod
     def _answer(out: IO[bytes]) -> bytes | None:
-        """One answer of `cat-file --batch`: `<oid> blob <size>`, the bytes and a newline; or a
-        one-line `<name> missing` (or another object type, which is not a file)."""
-        header = out.readline().decode("utf-8", "replace").split()
-        if len(header) != 3:
+        """One answer of `cat-file --batch`: `<oid> <type> <size>`, the bytes and a newline, of
+        which only a blob is a file; or one line `<name> missing` (`ambiguous`), where the name may
+        hold spaces."""
+        line = out.readline().rstrip(b"\n")
+        if line.endswith((b" missing", b" ambiguous")):
             return None
-        data = out.read(int(header[2]))
+        _oid, kind, size = line.split(b" ")
+        data = out.read(int(size))
         out.read(1)
-        return data if header[1] == "blob" else None
+        return data if kind == b"blob" else None
 
     def _batch(self) -> subprocess.Popen[bytes]:
         if self._cat is None or self._cat.poll() is not None:
@@ -139,7 +143,7 @@ class GitSnapshot:
     _paths: frozenset[str] | None = field(default=None, repr=False)
 
     def _all_paths(self) -> frozenset[str]:
-        """Every file path of the commit, listed once: absent files then cost no git round trip."""
+        """Every file path of the commit, listed once (only when a folder is listed)."""
         if self._paths is None:
             self._paths = frozenset(self.repo.list_files(self.sha, ""))
         return self._paths
@@ -150,11 +154,9 @@ class GitSnapshot:
         return self._cache[path]
 
     def prefetch(self, paths: list[str]) -> None:
-        """Read the files not read yet in one exchange with git (absent ones cost nothing)."""
+        """Read the files not read yet in one exchange with git (an absent one answers `missing`)."""
         new = [p for p in dict.fromkeys(paths) if p not in self._cache]
-        present = self._all_paths()
-        self._cache.update({p: None for p in new if p not in present})
-        self._cache.update(self.repo.read_many(self.sha, [p for p in new if p in present]))
+        self._cache.update(self.repo.read_many(self.sha, new))
 
     def list_files(self, prefix: str) -> list[str]:
         return sorted(p for p in self._all_paths() if p.startswith(prefix))

@@ -24,6 +24,7 @@ from bot import textsafe
 from bot.action_text import Msg, msg
 from bot.pullrequest import Comment, PullRequest
 from bot.render import MARKER
+from bot.sources.snapshot import is_plain_path
 
 DEFAULT_API_URL = "https://api.github.com"
 #: The contents API sends no content for files above this size; the git blob API does.
@@ -255,11 +256,6 @@ class _Tree:
     complete: bool  # False when GitHub truncated the recursive listing
 
 
-def _valid_path(path: str) -> bool:
-    parts = path.split("/")
-    return bool(path) and "\n" not in path and ".." not in parts and "" not in parts
-
-
 def _blob_bytes(blob: Any) -> bytes:
     if blob.encoding == "base64":
         return base64.b64decode(blob.content or "")
@@ -283,7 +279,7 @@ class GitHubSnapshot:
     def read(self, path: str) -> bytes | None:
         if path not in self._cache:
             try:
-                self._cache[path] = self._read(path) if _valid_path(path) else None
+                self._cache[path] = self._read(path) if is_plain_path(path) else None
             except GitHubError as exc:
                 self.source.failures.append(exc)
                 raise

@@ -5,6 +5,14 @@ from __future__ import annotations
 from typing import Protocol
 
 
+def is_plain_path(path: str) -> bool:
+    """A repository path as git lists it: no empty, `.` or `..` part and no newline. Paths named
+    by a PR (recipe references) are looked up only when plain, so that `./x` or `a/../x` never
+    reaches a file under another name."""
+    parts = path.split("/")
+    return bool(path) and "\n" not in path and not any(p in ("", ".", "..") for p in parts)
+
+
 class Snapshot(Protocol):
     """Files of a repository at one ref. Implementations never check out or execute anything."""
 
