@@ -272,7 +272,7 @@ class _Builder:
                 value, value_size, line = container, size, start
                 if merges:
                     value = _merged(container, merges)
-                if value_size > max_nodes:
+                if value_size > max_nodes and anchors:  # only aliases can multiply a file's size
                     detail = f"aliases would expand to more than {max_nodes:,} nodes"
                     raise YamlProblem("alias-bomb", detail, line)
                 if anchor is not None:

@@ -117,3 +117,12 @@ def test_keys_equal_after_reading_are_duplicates() -> None:
 def test_an_alias_shares_the_anchored_object() -> None:
     data = load("a: &a {x: [1, 2]}\nb: *a\n").data
     assert data["b"] is data["a"] and data["b"].lines == {"x": 1}
+
+
+def test_a_long_list_without_aliases_is_not_an_alias_bomb() -> None:
+    """Every node is counted, but only aliases can make the expanded tree larger than the file."""
+    loaded = load("a: [" + "1," * 5_000 + "1]\n", max_nodes=1_000)
+    assert len(loaded.data["a"]) == 5_001 and loaded.data["a"].lines[-1] == 1
+    with pytest.raises(YamlProblem) as caught:
+        load("x: &x [1, 2]\na: [" + "*x," * 600 + "1]\n", max_nodes=1_000)
+    assert caught.value.kind == "alias-bomb" and caught.value.line == 2
