@@ -36,8 +36,12 @@ def directory() -> Path | None:
         base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         folder = Path(base) / "prbot"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        status = folder.stat()
     except OSError:
+        return None
+    # The entries are code: use only a folder that this user owns and nobody else can write to.
+    if hasattr(os, "getuid") and (status.st_uid != os.getuid() or status.st_mode & 0o022):
         return None
     return folder if os.access(folder, os.W_OK | os.X_OK) else None
 

@@ -82,6 +82,17 @@ def test_a_file_where_the_folder_should_be_turns_the_cache_off(tmp_path: Path, c
     assert compile_cache.get("variables", ("x",), lambda: ["a"]) == ["a"]
 
 
+def test_a_folder_others_can_write_to_is_not_used(tmp_path: Path, cache_at) -> None:
+    """Its entries are code that a review would run: another user must not be able to plant any."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    cache_at(str(shared))
+    assert compile_cache.directory() is None
+    assert compile_cache.get("variables", ("x",), lambda: ["a"]) == ["a"]
+    assert list(shared.iterdir()) == []
+
+
 def test_an_empty_setting_turns_the_cache_off(tmp_path: Path, cache_at) -> None:
     cache_at("")
     assert compile_cache.directory() is None
