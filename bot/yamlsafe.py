@@ -3,9 +3,9 @@
 libyaml (pyyaml's C parser) turns the text into events; one iterative loop here builds the Python
 objects straight from those events, recording the 1-based line of every mapping key and sequence
 item and noting duplicate keys instead of silently keeping the last one. Scalars mean what they
-mean to `yaml.safe_load` (YAML 1.1: `yes` is true, `0x1F` is 31), `<<:` merges follow pyyaml,
-and an aliased node is shared, as pyyaml does. Skipping pyyaml's node tree makes this about three
-times faster than `yaml.load(..., Loader=yaml.CSafeLoader)`.
+mean to `yaml.safe_load` (YAML 1.1: `yes` is true, `0x1F` is 31), `<<:` merges follow the YAML
+merge-key spec (see `_merged`), and an aliased node is shared, as pyyaml does. Skipping pyyaml's
+node tree makes this about three times faster than `yaml.load(..., Loader=yaml.CSafeLoader)`.
 
 Hostile files are refused with a clear reason (`YamlProblem.kind`): too large, NUL bytes, invalid
 UTF-8 (`decode`), nested too deep, or aliases that would expand into a "billion laughs" (`load`,
@@ -141,18 +141,21 @@ def _construct(tag: str, event: ScalarEvent, line: int) -> Any:
     return value
 
 
+def _tagged(tag: str, event: ScalarEvent, line: int) -> Any:
+    """The value of a scalar with a known tag, written (`!!int 5`) or resolved (`5`)."""
+    if tag == MERGE_TAG:
+        return _MERGE
+    if tag in (STR_TAG, VALUE_TAG):  # pyyaml reads a `=` key as the string "="
+        return event.value
+    return _construct(tag, event, line)
+
+
 def _plain(event: ScalarEvent, line: int) -> Any:
     """The value of an untagged plain scalar, resolved as pyyaml's implicit resolvers do (and
     remembered: the same text always means the same immutable value)."""
     text = event.value
     candidates = _RESOLVERS.get(text[0] if text else "", ())
-    tag = next((tag for tag, regexp in candidates if regexp.match(text)), STR_TAG)
-    if tag == MERGE_TAG:
-        value = _MERGE
-    elif tag in (STR_TAG, VALUE_TAG):  # pyyaml reads a `=` key as the string "="
-        value = text
-    else:
-        value = _construct(tag, event, line)
+    value = _tagged(next((tag for tag, regexp in candidates if regexp.match(text)), STR_TAG), event, line)
     if len(_plain_values) >= _PLAIN_CACHE_SIZE:
         _plain_values.clear()
     _plain_values[text] = value
@@ -160,9 +163,9 @@ def _plain(event: ScalarEvent, line: int) -> Any:
 
 
 def _merged(own: LineDict, sources: list[tuple[Any, int]]) -> LineDict:
-    """`own` with its `<<:` sources under it, as pyyaml merges: a later `<<:` key wins over an
-    earlier one, the first mapping of a `<<: [a, b]` list wins over the next, and keys written in
-    the mapping itself win over all of them."""
+    """`own` with its `<<:` sources under it, as the merge-key spec says and pyyaml did before
+    6.0.4 (yaml/pyyaml#953): the first mapping of a `<<: [a, b]` list wins over the next, a later
+    `<<:` key wins over an earlier one, and keys written in the mapping itself win over all."""
     merged = LineDict()
     for source, line in sources:
         parts = source if isinstance(source, LineList) else [source]
@@ -237,16 +240,8 @@ class _Builder:
                             value = _plain(event, line)
                     else:
                         value = event.value
-                elif tag == STR_TAG:
-                    value = event.value
-                elif tag == MERGE_TAG:
-                    value = _MERGE
-                elif tag == VALUE_TAG:
-                    value = event.value
                 else:
-                    value = _construct(tag, event, line)
-                if value is _MERGE and not (is_map and key is _NO_KEY):
-                    raise YamlProblem("syntax", "`<<` (merge) is only allowed as a mapping key", line)
+                    value = _tagged(tag, event, line)
                 value_size = 1
                 if event.anchor is not None:
                     _new_anchor(event.anchor, anchors, open_anchors, line)
@@ -288,11 +283,11 @@ class _Builder:
                 if name not in anchors:
                     raise YamlProblem("syntax", f"found undefined alias {name!r}", line)
                 value, value_size = anchors[name]
-                if value is _MERGE and not (is_map and key is _NO_KEY):
-                    raise YamlProblem("syntax", "`<<` (merge) is only allowed as a mapping key", line)
             else:  # pragma: no cover - libyaml only sends the events above inside a document
                 raise YamlProblem("syntax", f"unexpected {kind.__name__}", self._line(event))
 
+            if value is _MERGE and not (is_map and key is _NO_KEY):
+                raise YamlProblem("syntax", "`<<` (merge) is only allowed as a mapping key", line)
             if container is None:  # the document's root
                 return value
             size += value_size

@@ -194,15 +194,15 @@ def test_load_reads_back_what_yaml_wrote(value: Any) -> None:
     assert loaded == yaml.safe_load(text) or value != value  # NaN is not equal to itself
 
 
+_FAILED = object()
+
+
 def _pyyaml(text: str) -> Any:
     """What `yaml.load` with the C loader makes of `text`, or `_FAILED`."""
     try:
         return yaml.load(text, Loader=yaml.CSafeLoader)
     except Exception:  # pyyaml lets IndexError, ValueError and more out of bad scalars
         return _FAILED
-
-
-_FAILED = object()
 
 
 def _same_lines(node: yaml.Node, built: Any) -> None:

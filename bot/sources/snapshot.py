@@ -30,6 +30,7 @@ class Snapshot(Protocol):
         ...
 
     def prefetch(self, paths: list[str]) -> None:
-        """Read these files now, together, because they are about to be read: one exchange with
-        git, or requests in parallel to GitHub. Reading them one by one gives the same bytes."""
+        """A hint that these files are about to be read: git reads them in one exchange; a source
+        may also do nothing ahead (GitHub asks for one request at a time). Either way, `read`
+        then gives the same bytes."""
         ...
