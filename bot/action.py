@@ -257,7 +257,7 @@ class _Run:
     def _write_report(self, report: Report) -> str:
         path, shown = summary.report_path(self.env)
         try:
-            path.write_text(report.dumps() + "\n", encoding="utf-8")
+            path.write_bytes(report.json_bytes() + b"\n")
         except OSError as exc:
             self.console.info(msg("action-output-failed", what=str(path), detail=_os_detail(exc)))
             return ""

@@ -135,7 +135,8 @@ def _emit(args: argparse.Namespace, report: Report, labels: tuple[str, str], sec
 
     started = time.perf_counter()
     if args.format == "json":
-        sys.stdout.write(report.dumps() + "\n")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(report.json_bytes() + b"\n")
     else:
         sys.stdout.write(render_comment(report, lang=args.lang, base=labels[0], head=labels[1]))
     elapsed = seconds + time.perf_counter() - started

@@ -1,11 +1,12 @@
-"""A disk cache for compiled message templates, in the spirit of Python's own `__pycache__`.
+"""A disk cache for the message catalog and its compiled templates, like Python's `__pycache__`.
 
 Compiling a jinja template takes about a millisecond, and a large review uses some fifty, so runs
-after the first load them with `marshal` instead. The cache lives in `$PRBOT_CACHE_DIR` (set it to
-an empty value for no cache), else `$XDG_CACHE_HOME/prbot`, else `~/.cache/prbot`. An entry's
-name is a hash of everything it was made from (the template text, the code that compiles it, and
-the jinja2 and Python versions), so a stale entry is never used. A cache that cannot be read or
-written is not used, silently: it can only make a review faster, never change or fail one.
+after the first load them with `marshal` instead; the catalog's YAML is kept the same way, parsed.
+The cache lives in `$PRBOT_CACHE_DIR` (set it to an empty value for no cache), else
+`$XDG_CACHE_HOME/prbot`, else `~/.cache/prbot`. An entry's name is a hash of everything it was
+made from (the template text, the code that compiles it, and the jinja2 and Python versions), so a
+stale entry is never used. A cache that cannot be read or written is not used, silently: it can
+only make a review faster, never change or fail one.
 """
 
 from __future__ import annotations

@@ -337,7 +337,7 @@ def _recipe_users(paths: list[str], masters: dict[str, MasterFile]) -> dict[str,
     mentioned = RecipeMentions(paths)
     for master in masters.values():
         for key, chunk in master.entries.items():
-            if chunk.text and not mentioned(chunk.text):
+            if not master.is_parsed(key) and chunk.text and not mentioned(chunk.text):
                 continue
             entry = master.entry(key)
             for path in {p.recipe for p in entry.points if p.recipe in users} if entry else ():

@@ -39,9 +39,12 @@ def _environment(markdown: bool) -> jinja2.Environment:
     escape = textsafe.md_text if markdown else textsafe.plain
 
     def finalize(value: Any) -> str:
-        if isinstance(value, Safe):
+        kind = type(value)
+        if kind is str and not markdown and len(value) <= textsafe.MAX_VALUE_CHARS and value.isprintable():
+            return value  # plain text with nothing to clip: the common case, kept cheap
+        if kind is Safe or isinstance(value, Safe):
             return value
-        if type(value) in (int, float):  # not bool, whose str() is escaped like any other text
+        if kind is int or kind is float:  # not bool, whose str() is escaped like any other text
             return str(value)
         return escape(value)
 
@@ -60,23 +63,33 @@ def _environment(markdown: bool) -> jinja2.Environment:
         is_number = isinstance(value, int | float) and not isinstance(value, bool)
         return Safe(_num(value)) if is_number else Safe(finalize(value))
 
-    env.filters.update(code=code, num=num, items=join)
+    def runs(pairs: Iterable[tuple[Any, Any]]) -> Safe:
+        return Safe(" · ".join(f"C{finalize(c)} → {code(v)}" if v else f"C{finalize(c)}" for c, v in pairs))
+
+    env.filters.update(code=code, num=num, items=join, runs=runs)
     return env
 
 
 @cache
 def catalog() -> dict[str, dict[str, str]]:
-    """All message templates, merged from every catalog file."""
+    """All message templates, merged from every catalog file (parsed once, then from the cache)."""
+    folder = template_dir() / "messages"
+    files = {path.name: path.read_text(encoding="utf-8") for path in folder.glob("*.yaml")}
+    names = sorted(files)
+    return compile_cache.get("catalog", (*names, *(files[n] for n in names)), lambda: _merge(names, files))
+
+
+def _merge(names: list[str], files: dict[str, str]) -> dict[str, dict[str, str]]:
     merged: dict[str, dict[str, str]] = {}
-    for path in sorted((template_dir() / "messages").glob("*.yaml")):
-        entries = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
+    for name in names:
+        entries = yaml.load(files[name], Loader=_LOADER) or {}
         for message_id, texts in entries.items():
             if message_id in merged:
-                raise ValueError(f"message id {message_id!r} is defined twice (second time in {path.name})")
+                raise ValueError(f"message id {message_id!r} is defined twice (second time in {name})")
             missing = [lang for lang in LANGS if not texts.get(lang)]
             if missing:
-                raise ValueError(f"message {message_id!r} in {path.name} lacks {', '.join(missing)}")
-            merged[message_id] = texts
+                raise ValueError(f"message {message_id!r} in {name} lacks {', '.join(missing)}")
+            merged[message_id] = {lang: texts[lang] for lang in LANGS}
     return merged
 
 
@@ -86,7 +99,8 @@ def _compiled(message_id: str, lang: str, markdown: bool) -> jinja2.Template:
     source = catalog()[message_id][lang].strip()
     # Compiled per mode: compiling folds constant filters (`'x' | code`) into the code.
     code = compile_cache.get("markdown" if markdown else "plain", (source,), lambda: env.compile(source))
-    return env.template_class.from_code(env, code, env.make_globals(None))
+    # Plain-dict globals: jinja copies them into every render's context, and a dict copies fastest.
+    return env.template_class.from_code(env, code, dict(env.make_globals(None)))
 
 
 @cache

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +52,18 @@ class Report:
             "sweep_plan": self.sweep_plan,
         }
 
+    def json_bytes(self) -> bytes:
+        """The report as compact UTF-8 JSON (pipe it through `jq` to read it)."""
+        import orjson  # about twenty times faster than json on a large review's megabyte
+
+        data = self.to_json()
+        try:
+            return orjson.dumps(data, default=str)
+        except TypeError:  # what orjson refuses: an integer over 64 bits, a non-str key, a lone surrogate
+            import json
+
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+            return text.encode("utf-8", "backslashreplace")  # a lone surrogate becomes its JSON escape
+
     def dumps(self) -> str:
-        # Compact separators keep json on its C encoder; pipe through `jq` to read it.
-        return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"), default=str)
+        return self.json_bytes().decode("utf-8")

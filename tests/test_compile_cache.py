@@ -43,7 +43,8 @@ def _render_in_a_new_process(cache: str) -> list[str]:
 def test_a_second_run_loads_what_the_first_compiled_and_renders_the_same(tmp_path: Path) -> None:
     cold = _render_in_a_new_process(str(tmp_path))
     entries = sorted(p.name for p in tmp_path.iterdir())
-    assert len(entries) == 5  # plain and markdown for each language, and the variables
+    # plain and markdown for each language, the variables, and the parsed catalog
+    assert len(entries) == 6 and sum(name.startswith("catalog-") for name in entries) == 1
     assert _render_in_a_new_process(str(tmp_path)) == cold
     assert sorted(p.name for p in tmp_path.iterdir()) == entries  # nothing compiled again
     assert cold[0].startswith("dsr1-fp8-b200-sglang: 3 runs, canary C4: C4 · C16 → override_tp8_c16")

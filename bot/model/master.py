@@ -165,6 +165,10 @@ class MasterFile:
     def keys(self) -> list[str]:
         return list(self.entries)
 
+    def is_parsed(self, key: str) -> bool:
+        """Whether `entry(key)` has been worked out already (and so costs nothing more)."""
+        return key in self._parsed
+
     def entry(self, key: str) -> ConfigEntry | None:
         """The parsed entry, or None when absent or unreadable (then `problems` says why)."""
         if key not in self._parsed:

@@ -9,6 +9,7 @@ explicit `null` deletes the key. Anchors and `<<:` merge keys are resolved by th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from bot.model.images import PIN_RE, Pin
@@ -96,7 +97,7 @@ class Recipe:
     path: str
     variants: dict[str, Variant]
     pins: list[Pin]
-    lines: list[str]
+    text: str  # the source, for the lines a finding quotes
     problems: list[Problem]
     is_bundle: bool = False
 
@@ -107,6 +108,10 @@ class Recipe:
         if self.is_bundle:
             return [v for name, v in self.variants.items() if name != "base"]
         return list(self.variants.values())
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
 
     def source_line(self, line: int | None) -> str | None:
         if line is None or not (1 <= line <= len(self.lines)):
@@ -223,11 +228,10 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
         text = decode(data)
         loaded = load(text)
     except YamlProblem as exc:
-        return Recipe(path, {}, [], [], [from_yaml(exc, path)])
-    lines = text.splitlines()
+        return Recipe(path, {}, [], "", [from_yaml(exc, path)])
     doc = loaded.data
     if not isinstance(doc, dict):
-        return Recipe(path, {}, [], lines, [Problem("recipe-not-mapping", path, 1, {"path": path})])
+        return Recipe(path, {}, [], text, [Problem("recipe-not-mapping", path, 1, {"path": path})])
     for dup in loaded.duplicates:
         problems.append(
             Problem("recipe-duplicate-key", path, dup.line, {"key": dup.key, "first_line": dup.first_line})
@@ -240,7 +244,7 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
     ]
     if "base" not in doc and not overrides:
         problems += _shape(doc, "base", path)
-        return Recipe(path, {"base": Variant("base", doc, 1, (doc,))}, pins, lines, problems)
+        return Recipe(path, {"base": Variant("base", doc, 1, (doc,))}, pins, text, problems)
     if doc.get("base") is not None and not isinstance(doc["base"], dict):
         line = doc.lines.get("base")
         problems.append(Problem("recipe-variant-not-mapping", path, line, {"variant": "base"}))
@@ -273,4 +277,4 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
             variants[f"{name}[{index}]"] = Variant(
                 f"{name}[{index}]", merge(base, picked), line, (picked, base)
             )
-    return Recipe(path, variants, pins, lines, problems, is_bundle=True)
+    return Recipe(path, variants, pins, text, problems, is_bundle=True)
