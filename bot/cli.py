@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import os
 import sys
 import time
 from pathlib import Path
@@ -52,6 +54,21 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 class UsageError(Exception):
     """A problem with what the user asked for; printed as one line, exit status 2."""
+
+
+def run() -> None:
+    """The `prbot` command (and `python -m bot`): `main`, then, after a local review, an immediate
+    exit. Python would otherwise free a large review's heap object by object on the way out (50 to
+    80 ms of #1992's CLI time) for a process that is about to end anyway. The action exits the
+    usual way, so that its libraries' exit handlers run."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv[:1] in (["review"], ["demo"]):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # a closed pipe (`prbot review | head`)
+                stream.flush()
+        os._exit(code)
+    raise SystemExit(code)
 
 
 def main(argv: list[str] | None = None) -> int:

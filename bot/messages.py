@@ -4,7 +4,8 @@ Each catalog entry is `message-id: {en: "...", zh: "..."}`. Values passed in are
 text for the JSON report, or through the markdown escapes of `bot.textsafe` for the comment, so
 the same catalog serves both. Filters available inside messages: `code` (an inline code span in
 markdown, the bare value in plain text), `num` (thousands separators), `items` (comma-joined;
-`items(as_code=True)` puts each item in a code span).
+`items(as_code=True)` puts each item in a code span) and `runs` (`[(concurrency, variant)]` as
+`C1 · C4 → variant`, each variant a code span; a None variant shows the concurrency alone).
 """
 
 from __future__ import annotations
@@ -64,7 +65,11 @@ def _environment(markdown: bool) -> jinja2.Environment:
         return Safe(_num(value)) if is_number else Safe(finalize(value))
 
     def runs(pairs: Iterable[tuple[Any, Any]]) -> Safe:
-        return Safe(" · ".join(f"C{finalize(c)} → {code(v)}" if v else f"C{finalize(c)}" for c, v in pairs))
+        parts = []
+        for concurrency, variant in pairs:
+            label = f"C{concurrency}" if type(concurrency) is int else f"C{finalize(concurrency)}"
+            parts.append(f"{label} → {code(variant)}" if variant else label)
+        return Safe(" · ".join(parts))
 
     env.filters.update(code=code, num=num, items=join, runs=runs)
     return env

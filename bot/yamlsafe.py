@@ -295,7 +295,7 @@ class _Builder:
                 container.append(value)
                 lines.append(line)
             elif key is _NO_KEY:
-                if isinstance(value, LineDict | LineList):
+                if kind is not ScalarEvent and isinstance(value, (LineDict, LineList)):
                     raise YamlProblem("syntax", "found an unhashable mapping key", line)
                 key, key_line = value, line
                 key_text = event.value if kind is ScalarEvent else str(value)

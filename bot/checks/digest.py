@@ -8,6 +8,7 @@ digest or one of its platform manifests (image index / manifest list).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from bot.findings import Finding, Severity, finding
@@ -35,6 +36,7 @@ def _pin_text(pin: Pin) -> str:
     return f"{pin.repository}@{short_digest(pin.digest)}"
 
 
+@lru_cache(maxsize=1024)  # asked three times per pin, and most pins name a few repositories
 def _repository(name: str) -> str | None:
     try:
         return normalized_repository(name)

@@ -260,18 +260,13 @@ class _EntryReader:
         value = mapping.get(name)
         if value is None:
             return default
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        value_ok = type(value) is kind or (
-            isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
-        )
-        if not value_ok:
-            where = _line_of(mapping, name) or line
+        if type(value) is not kind and not _is_a(value, kind):  # exactly the type: the common case
             self.problem(
                 "master-wrong-type",
-                where,
+                _line_of(mapping, name) or line,
                 field=name,
                 value=repr(value)[:80],
-                expected="/".join(k.__name__ for k in kinds),
+                expected="/".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,))),
             )
             return default
         if kind is int and value < (0 if name in ZERO_ALLOWED else 1):
@@ -320,6 +315,12 @@ class _EntryReader:
             if role in ("worker", "prefill"):
                 prefill = worker
         return prefill, total
+
+
+def _is_a(value: Any, kind: type | tuple[type, ...]) -> bool:
+    """isinstance, except that a bool is not an int unless bool is asked for."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
 
 
 def _line_of(container: Any, key: Any) -> int | None:
@@ -461,10 +462,7 @@ def _build_point(
         if topo.get("tp") is None:  # a tp of the wrong type was reported by `field` already
             reader.problem("master-no-tp", line)
         return None
-    values = {
-        name: reader.field(topo, key, int, 1, line)
-        for name, key in (("ep", "ep"), ("pp", "pp"), ("dcp", "dcp-size"), ("pcp", "pcp-size"))
-    }
+    pp, pcp = reader.field(topo, "pp", int, 1, line), reader.field(topo, "pcp-size", int, 1, line)
     return Point(
         config_key=reader.key,
         file=reader.file,
@@ -484,8 +482,11 @@ def _build_point(
         utilization=group.utilization,
         isl=group.isl,
         osl=group.osl,
-        gpus=gpus or tp * values["pp"] * values["pcp"],
-        **values,
+        gpus=gpus or tp * pp * pcp,
+        ep=reader.field(topo, "ep", int, 1, line),
+        pp=pp,
+        dcp=reader.field(topo, "dcp-size", int, 1, line),
+        pcp=pcp,
     )
 
 
@@ -496,7 +497,6 @@ def _workers_signature(raw: Any) -> tuple[Any, ...] | None:
     for role in ("worker", "prefill", "decode"):
         worker = raw.get(role)
         if isinstance(worker, dict):
-            parts.append(
-                tuple(sorted((str(k), repr(v)) for k, v in worker.items() if k != "additional-settings"))
-            )
+            settings = [(str(k), repr(v)) for k, v in worker.items() if k != "additional-settings"]
+            parts.append(tuple(sorted(settings)))
     return tuple(parts)

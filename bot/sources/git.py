@@ -125,7 +125,7 @@ class GitRepo:
         if self._cat is not None:
             if self._cat.stdin:
                 self._cat.stdin.close()
-            self._cat.wait(timeout=10)
+            self._cat.wait()  # git exits at the end of its input (a wait with a timeout would poll)
             self._cat = None
 
     def snapshot(self, sha: str, label: str | None = None) -> GitSnapshot:
