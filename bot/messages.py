@@ -139,4 +139,4 @@ def require(message_id: str, params: Mapping[str, Any]) -> None:
 
 def render(message_id: str, lang: str, params: Mapping[str, Any], *, markdown: bool = False) -> str:
     """One message in one language, as plain text (JSON) or escaped markdown (comment)."""
-    return _compiled(message_id, lang, markdown).render(**params)
+    return _compiled(message_id, lang, markdown).render(params)

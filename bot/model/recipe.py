@@ -45,14 +45,15 @@ class Variant:
     line: int | None
     layers: tuple[Any, ...] = field(default=(), repr=False, compare=False)
 
-    @property
+    # The views below are worked out once per variant: selection asks them for every run.
+    @cached_property
     def env(self) -> dict[str, Any]:
         """`benchmark.env`: where a variant states the matrix points it serves."""
         bench = self.data.get("benchmark")
         env = bench.get("env") if isinstance(bench, dict) else None
         return env if isinstance(env, dict) else {}
 
-    @property
+    @cached_property
     def role(self) -> dict[str, Any]:
         """The serving role: `roles.agg`, or the prefill worker of a disaggregated recipe."""
         roles = self.data.get("roles")
@@ -61,6 +62,14 @@ class Variant:
                 if isinstance(roles.get(name), dict):
                     return roles[name]
         return {}
+
+    @cached_property
+    def args(self) -> dict[str, Any]:
+        """The role's `args`, with `_` in their names read as `-` (both spellings work)."""
+        args = self.role.get("args")
+        if not isinstance(args, dict):
+            return {}
+        return {str(k).replace("_", "-"): v for k, v in args.items()}
 
     def setting(self, name: str) -> tuple[Any, tuple[str, ...] | None]:
         """An environment setting looked up in `benchmark.env`, then in the role's `env`."""

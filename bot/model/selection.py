@@ -27,17 +27,10 @@ def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1", "yes"))
 
 
-def _args(variant: Variant) -> dict[str, Any]:
-    args = variant.role.get("args")
-    if not isinstance(args, dict):
-        return {}
-    return {str(k).replace("_", "-"): v for k, v in args.items()}
-
-
 def topology_matches(variant: Variant, point: Point) -> bool:
     """True when every topology value the variant's role states equals the point's."""
     role = variant.role
-    args = _args(variant)
+    args = variant.args
     expected: list[tuple[Any, int | bool]] = []
     if "gpus" in role and not any(name in args for name in PARALLEL_ARGS):
         expected.append((_int(role["gpus"]), point.gpus_per_worker))
