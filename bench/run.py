@@ -332,9 +332,12 @@ def read_blobs(repo: Path, requests: list[str]) -> list[bytes | None]:
     return blobs
 
 
-def floor_child(repo: str, parent: str, sha: str, files: list[str]) -> dict[str, float | int]:
+def floor_child(
+    repo: str, parent: str, sha: str, files: list[str], parse: bool = True
+) -> dict[str, float | int]:
     """The floor's own work, run inside a fresh process (`--floor-child`): read the files at both
-    refs with one `git cat-file --batch`, then parse each with yaml.CSafeLoader alone."""
+    refs with one `git cat-file --batch`, then parse each with yaml.CSafeLoader alone (not with
+    `parse=False`, whose process costs everything but the parse: see `--instructions`)."""
     import yaml
 
     requests = [f"{ref}:{path}" for ref in (parent, sha) for path in files]
@@ -343,7 +346,7 @@ def floor_child(repo: str, parent: str, sha: str, files: list[str]) -> dict[str,
     read = time.perf_counter() - started
     wall0, cpu0 = time.perf_counter(), time.process_time()
     for blob in blobs:
-        if blob is None:
+        if blob is None or not parse:
             continue
         # Some historical PRs shipped YAML that did not parse; the attempt is the cost.
         with contextlib.suppress(yaml.YAMLError, UnicodeDecodeError):
@@ -356,8 +359,7 @@ def floor_child(repo: str, parent: str, sha: str, files: list[str]) -> dict[str,
 def measure_floor(repo: Path, pr: PR) -> None:
     """One floor sample, in a fresh process like the CLI's, so both draw from the same conditions
     (on a shared machine a whole process can run fast or slow); its start-up is not counted."""
-    cmd = [PYTHON, str(Path(__file__).resolve()), "--floor-child", str(repo), pr.parent, pr.sha, *pr.files]
-    done = subprocess.run(cmd, capture_output=True, check=False, timeout=CHILD_TIMEOUT_S)
+    done = subprocess.run(floor_command(repo, pr), capture_output=True, check=False, timeout=CHILD_TIMEOUT_S)
     if done.returncode != 0:
         raise RuntimeError(f"floor child failed: {done.stderr.decode('utf-8', 'replace').strip()[-500:]}")
     sample = json.loads(done.stdout)
@@ -365,6 +367,47 @@ def measure_floor(repo: Path, pr: PR) -> None:
     pr.floor_parse.append(sample["parse"])
     pr.floor_parse_cpu.append(sample["parse_cpu"])
     pr.floor_bytes = sample["bytes"]
+
+
+def floor_command(repo: Path, pr: PR, parse: bool = True) -> list[str]:
+    script = str(Path(__file__).resolve())
+    flags = [] if parse else ["--floor-read-only"]
+    return [PYTHON, script, *flags, "--floor-child", str(repo), pr.parent, pr.sha, *pr.files]
+
+
+# --------------------------------------------------------------------------------------------
+# (e) instruction counts (--instructions): the same comparison without the machine's noise
+
+_INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def instructions(cmd: list[str]) -> int:
+    """Instructions one process executed, counted by valgrind (cachegrind, no cache simulation):
+    the same count every time for the same inputs, whatever else the machine is doing. Child
+    processes (git) are not followed, for the floor's process as for the CLI's."""
+    valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    done = subprocess.run([*valgrind, *cmd], cwd=ROOT, env=child_env(), capture_output=True, check=False)
+    match = _INSTRUCTIONS.search(done.stderr.decode("utf-8", "replace"))
+    if done.returncode not in (0, 1) or not match:
+        raise RuntimeError(f"valgrind run failed (exit status {done.returncode}):\n{tail(done.stderr)}")
+    return int(match[1].replace(",", ""))
+
+
+def count_instructions(repo: Path, pr: PR) -> dict[str, int]:
+    """The floor's parse (its process with the parse, less the same process without it) and the
+    whole CLI process, in instructions."""
+    with_parse = instructions(floor_command(repo, pr))
+    without = instructions(floor_command(repo, pr, parse=False))
+    cli = instructions([PYTHON, "-m", "bot", *cli_arguments(repo, pr)])
+    return {"floor": with_parse - without, "cli": cli}
+
+
+def print_instructions(pr: PR, counts: dict[str, int]) -> None:
+    floor, cli = counts["floor"], counts["cli"]
+    print(f"\nInstruction counts for #{pr.number} (valgrind; deterministic; git's own work not counted)\n")
+    print(f"  floor: the C loader's parse of the changed files    {floor / 1e6:>9,.0f} M")
+    print(f"  CLI: the whole `python -m bot review` process        {cli / 1e6:>9,.0f} M")
+    print(f"  CLI / floor                                           {cli / floor:>9.2f}×")
 
 
 # --------------------------------------------------------------------------------------------
@@ -394,23 +437,13 @@ def review_in_process(repo: Path, pr: PR, record: bool = True) -> None:
         pr.findings, pr.verdict, pr.json_bytes = len(report.findings), report.verdict, len(text.encode())
 
 
+def cli_arguments(repo: Path, pr: PR) -> list[str]:
+    refs = ["--base", pr.parent, "--head", pr.sha]
+    return ["review", "--repo", str(repo), *refs, "--offline", "--format", "json"]
+
+
 def review_cli(repo: Path, pr: PR) -> None:
-    cmd = [
-        PYTHON,
-        "-m",
-        "bot",
-        "review",
-        "--repo",
-        str(repo),
-        "--base",
-        pr.parent,
-        "--head",
-        pr.sha,
-        "--offline",
-        "--format",
-        "json",
-    ]
-    child = run_child(cmd)
+    child = run_child([PYTHON, "-m", "bot", *cli_arguments(repo, pr)])
     problem = None
     if child.rc not in (0, 1):
         problem = f"exit status {child.rc}"
@@ -683,11 +716,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", action="store_true", help="print a cProfile of the in-process review of the largest PR"
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the instructions of the largest PR's floor and CLI with valgrind (deterministic)",
+    )
     parser.add_argument("--floor-child", nargs="+", help=argparse.SUPPRESS)  # REPO PARENT SHA FILE...
+    parser.add_argument("--floor-read-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.floor_child:
         repo_arg, parent, sha, *files = args.floor_child
-        print(json.dumps(floor_child(repo_arg, parent, sha, files)))
+        print(json.dumps(floor_child(repo_arg, parent, sha, files, parse=not args.floor_read_only)))
         return 0
     runs = 1 if args.quick else max(1, args.runs)
 
@@ -759,6 +798,13 @@ def main(argv: list[str] | None = None) -> int:
         largest = next((p for p in prs if p.role == "largest" and not p.failed), None)
         if args.profile and largest is not None:
             profile = profile_largest(repo, largest)
+        counts: dict[str, int] | None = None
+        if args.instructions and largest is not None:
+            if shutil.which("valgrind") is None:
+                print("  instruction counts: skipped — valgrind is not installed")
+            else:
+                print(f"  instruction counts for #{largest.number} (valgrind: about a minute) …", flush=True)
+                counts = count_instructions(repo, largest)
 
     print_table(prs, runs)
     print_cold(cold, runs)
@@ -771,6 +817,8 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{len(misses)} target(s) missed; {len(failed)} failed row(s){failed_list}; "
         f"benchmark took {time.perf_counter() - started:.1f} s"
     )
+    if counts and largest is not None:
+        print_instructions(largest, counts)
     if profile:
         print(profile)
     if args.json:
@@ -799,6 +847,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
             },
             "targets": results,
+            "instructions": counts,
         }
         Path(args.json).write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
