@@ -101,3 +101,21 @@ def test_review_of_refs_matches_demo(example) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verdict"] == "warnings"
+
+
+def test_the_command_exits_at_once_with_its_output_whole_and_its_status(tmp_path) -> None:
+    """`prbot review` skips the interpreter's teardown (os._exit): stdout and stderr must still be
+    flushed whole, and the exit status kept, also when stdout is a file."""
+    out = tmp_path / "report.json"
+    with out.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "demo", "--format", "json"],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["verdict"] == "warnings" and len(report["findings"]) > 5
+    assert done.stderr.startswith("prbot: warnings — ") and done.stderr.endswith(" s\n")

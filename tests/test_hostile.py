@@ -694,6 +694,16 @@ def test_a_failing_diff_is_reported_by_every_check_and_exits_2(review_example, m
     assert "no check could run" in render_comment(report, lang="en")
 
 
+def test_a_concurrency_beyond_64_bits_still_gives_a_valid_json_report(review_example) -> None:
+    """orjson refuses integers over 64 bits; the report then falls back to the json module, whole."""
+    huge = 2**70
+    report = review_example({MASTER: point("conc-list: [1, 4]", f"conc-list: [1, {huge}]")})
+    assert_sound(report)
+    data = json.loads(report.json_bytes())
+    assert data["published_sets"][KEY]["head"][-1] == huge  # sorted: the largest comes last
+    assert huge in [run["concurrency"] for run in data["sweep_plan"]["keys"][KEY]["runs"]]
+
+
 def test_cli_exit_statuses(example, monkeypatch, capsys) -> None:
     args = [
         "review",
