@@ -4,7 +4,7 @@ Each catalog entry is `message-id: {en: "...", zh: "..."}`. Values passed in are
 text for the JSON report, or through the markdown escapes of `bot.textsafe` for the comment, so
 the same catalog serves both. Filters available inside messages: `code` (an inline code span in
 markdown, the bare value in plain text), `num` (thousands separators), `items` (comma-joined;
-`items(as_code=True)` puts each item in a code span) and `runs` (`[(concurrency, variant)]` as
+`items(as_code=True)` puts each item in a code span) and `run_list` (`[(concurrency, variant)]` as
 `C1 · C4 → variant`, each variant a code span; a None variant shows the concurrency alone).
 """
 
@@ -64,14 +64,14 @@ def _environment(markdown: bool) -> jinja2.Environment:
         is_number = isinstance(value, int | float) and not isinstance(value, bool)
         return Safe(_num(value)) if is_number else Safe(finalize(value))
 
-    def runs(pairs: Iterable[tuple[Any, Any]]) -> Safe:
+    def run_list(pairs: Iterable[tuple[Any, Any]]) -> Safe:
         parts = []
         for concurrency, variant in pairs:
             label = f"C{concurrency}" if type(concurrency) is int else f"C{finalize(concurrency)}"
             parts.append(f"{label} → {code(variant)}" if variant else label)
         return Safe(" · ".join(parts))
 
-    env.filters.update(code=code, num=num, items=join, runs=runs)
+    env.filters.update(code=code, num=num, items=join, run_list=run_list)
     return env
 
 
