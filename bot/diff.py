@@ -318,17 +318,14 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
 
 
 def _prefetch_recipes(keys: dict[str, KeyChange], base: Snapshot, head: Snapshot) -> None:
-    """Read, in one go at each ref, every recipe that `runs_of` is about to look up."""
-    base_paths: set[str] = set()
-    head_paths: set[str] = set()
+    """Ask for every recipe that `runs_of` is about to look up, in the order it will: git then
+    unpacks each one while the ones before it are parsed."""
     for change in keys.values():
         if change.head is None:  # a removed key's recipes are not read
             continue
-        head_paths.update(p.recipe for p in change.head.points if p.recipe)
         if change.base is not None:
-            base_paths.update(p.recipe for p in change.base.points if p.recipe)
-    base.prefetch(sorted(base_paths))
-    head.prefetch(sorted(head_paths))
+            base.prefetch(list(dict.fromkeys(p.recipe for p in change.base.points if p.recipe)))
+        head.prefetch(list(dict.fromkeys(p.recipe for p in change.head.points if p.recipe)))
 
 
 def _recipe_users(paths: list[str], masters: dict[str, MasterFile]) -> dict[str, list[ConfigEntry]]:

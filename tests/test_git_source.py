@@ -38,3 +38,23 @@ def test_paths_a_pr_names_are_read_only_as_git_lists_them(example) -> None:
     # an absent name with spaces answers `<name> missing`, which must not read as a header
     assert snapshot.read("no such [file](https://x) 12") is None
     assert snapshot.read("configs/extra.yaml") == b"k: 1\n"
+
+
+def test_asked_ahead_files_arrive_right_whatever_the_order_they_are_read_in(example) -> None:
+    """Two refs share one git process; answers queue in the order asked, reads take them in any order."""
+    old = {f"benchmarks/deep/folder/name/r{i:03}.yaml": f"v: {i}\n" * (i + 1) for i in range(120)}
+    base_sha = commit(example.path, old)
+    head_sha = commit(example.path, {path: text + "w: 1\n" for path, text in old.items()})
+    repo = GitRepo.open(example.path)
+    base, head = repo.snapshot(base_sha), repo.snapshot(head_sha)
+    paths = list(old)
+    for start in range(0, len(paths), 7):  # interleaved, as a review asks key by key
+        base.prefetch(paths[start : start + 7])
+        head.prefetch([*paths[start : start + 7], "benchmarks/absent.yaml"])
+    for path in reversed(paths):  # the last asked is read first: everything before it is kept
+        assert head.read(path) == (old[path] + "w: 1\n").encode()
+        assert base.read(path) == old[path].encode()
+    assert head.read("benchmarks/absent.yaml") is None and base.read("benchmarks/absent.yaml") is None
+    assert repo.read_many(base_sha, paths[:3]) == {p: old[p].encode() for p in paths[:3]}
+    head.prefetch([f"benchmarks/extra{i}.yaml" for i in range(500)])  # asked, never read
+    repo.close()  # unread answers are dropped: closing does not hang

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import subprocess
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from bot.sources.snapshot import is_plain_path
 
-_BATCH = 64  # requests per write to `git cat-file --batch` (a few KiB)
+_WINDOW = 8192  # bytes of requests sent to `git cat-file --batch` and not answered yet
 
 
 class GitError(Exception):
@@ -35,6 +36,11 @@ class GitRepo:
 
     path: Path
     _cat: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    # Requests for `git cat-file --batch`: (where the answer goes, path, request line). Queued ones
+    # are not sent yet; pending ones are sent and answered in this order.
+    _queued: deque[tuple[dict[str, bytes | None], str, bytes]] = field(default_factory=deque, repr=False)
+    _pending: deque[tuple[dict[str, bytes | None], str, bytes]] = field(default_factory=deque, repr=False)
+    _unanswered: int = field(default=0, repr=False)
 
     @classmethod
     def open(cls, path: str | Path) -> GitRepo:
@@ -83,20 +89,52 @@ class GitRepo:
         return self.read_many(sha, [path]).get(path)
 
     def read_many(self, sha: str, paths: list[str]) -> dict[str, bytes | None]:
-        """Several blobs in one exchange with `git cat-file --batch`: the requests go out in slices
-        (small enough never to fill the pipe while git waits for us to read), then the answers
-        come back in order. One round trip per slice instead of one per file."""
-        found: dict[str, bytes | None] = {path: None for path in paths if not is_plain_path(path)}
-        wanted = [path for path in paths if is_plain_path(path)]
-        cat = self._batch()
-        assert cat.stdin and cat.stdout
-        for start in range(0, len(wanted), _BATCH):
-            batch = wanted[start : start + _BATCH]
-            cat.stdin.write("".join(f"{sha}:{path}\n" for path in batch).encode("utf-8", "surrogateescape"))
-            cat.stdin.flush()
-            for path in batch:
-                found[path] = self._answer(cat.stdout)
+        """Several blobs at once: every request is sent before the first answer is awaited."""
+        found: dict[str, bytes | None] = {}
+        self.request(found, sha, paths)
+        for path in paths:
+            self.collect(found, path)
         return found
+
+    def request(self, into: dict[str, bytes | None], sha: str, paths: list[str]) -> None:
+        """Ask git for files without waiting: each answer lands in `into` when `collect` reaches it.
+
+        Requests go out in order while less than a window of them is unanswered (never enough to
+        fill the pipe while git waits for us to read), and more follow as answers are read. So
+        git unpacks the next files while the caller works on the first ones."""
+        for path in paths:
+            if is_plain_path(path):
+                self._queued.append((into, path, f"{sha}:{path}\n".encode("utf-8", "surrogateescape")))
+            else:
+                into[path] = None
+        self._send()
+
+    def collect(self, into: dict[str, bytes | None], path: str) -> None:
+        """Read git's answers, in the order they come, until `path` has arrived in `into`."""
+        cat = self._batch()
+        assert cat.stdout
+        while path not in into:
+            if not self._pending:
+                raise GitError(f"{path} was never asked of git cat-file")
+            target, wanted, line = self._pending.popleft()
+            self._unanswered -= len(line)
+            target[wanted] = self._answer(cat.stdout)
+            self._send()
+
+    def _send(self) -> None:
+        if not self._queued:
+            return
+        cat = self._batch()
+        assert cat.stdin
+        lines = []
+        while self._queued and self._unanswered + len(self._queued[0][2]) <= _WINDOW:
+            request = self._queued.popleft()
+            self._pending.append(request)
+            self._unanswered += len(request[2])
+            lines.append(request[2])
+        if lines:
+            cat.stdin.write(b"".join(lines))
+            cat.stdin.flush()
 
     @staticmethod
     def _answer(out: IO[bytes]) -> bytes | None:
@@ -123,10 +161,14 @@ class GitRepo:
 
     def close(self) -> None:
         if self._cat is not None:
-            if self._cat.stdin:
-                self._cat.stdin.close()
+            for pipe in (self._cat.stdin, self._cat.stdout):  # unread answers are dropped
+                if pipe:
+                    pipe.close()
             self._cat.wait()  # git exits at the end of its input (a wait with a timeout would poll)
             self._cat = None
+            self._queued.clear()
+            self._pending.clear()
+            self._unanswered = 0
 
     def snapshot(self, sha: str, label: str | None = None) -> GitSnapshot:
         return GitSnapshot(self, sha, label or sha[:12])
@@ -140,6 +182,7 @@ class GitSnapshot:
     sha: str
     label: str
     _cache: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    _asked: set[str] = field(default_factory=set, repr=False)  # requested of git, maybe not read yet
     _paths: frozenset[str] | None = field(default=None, repr=False)
 
     def _all_paths(self) -> frozenset[str]:
@@ -151,12 +194,15 @@ class GitSnapshot:
     def read(self, path: str) -> bytes | None:
         if path not in self._cache:
             self.prefetch([path])
+            self.repo.collect(self._cache, path)
         return self._cache[path]
 
     def prefetch(self, paths: list[str]) -> None:
-        """Read the files not read yet in one exchange with git (an absent one answers `missing`)."""
-        new = [p for p in dict.fromkeys(paths) if p not in self._cache]
-        self._cache.update(self.repo.read_many(self.sha, new))
+        """Ask git for the files not asked for yet, without waiting: `read` then takes each one as
+        it arrives, while git unpacks the next (an absent file answers `missing`)."""
+        new = [p for p in dict.fromkeys(paths) if p not in self._asked]
+        self._asked.update(new)
+        self.repo.request(self._cache, self.sha, new)
 
     def list_files(self, prefix: str) -> list[str]:
         return sorted(p for p in self._all_paths() if p.startswith(prefix))

@@ -30,7 +30,8 @@ class Snapshot(Protocol):
         ...
 
     def prefetch(self, paths: list[str]) -> None:
-        """A hint that these files are about to be read: git reads them in one exchange; a source
-        may also do nothing ahead (GitHub asks for one request at a time). Either way, `read`
-        then gives the same bytes."""
+        """A hint that these files are about to be read, in this order: git is asked for them at
+        once and unpacks each while the ones before it are worked on; a source may also do
+        nothing ahead (GitHub asks for one request at a time). Either way, `read` then gives the
+        same bytes."""
         ...
