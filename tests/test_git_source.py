@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bot.sources.git import GitRepo
+import pytest
+
+from bot.sources.git import GitError, GitRepo
 from tests.conftest import commit
 
 
@@ -58,3 +60,14 @@ def test_asked_ahead_files_arrive_right_whatever_the_order_they_are_read_in(exam
     assert repo.read_many(base_sha, paths[:3]) == {p: old[p].encode() for p in paths[:3]}
     head.prefetch([f"benchmarks/extra{i}.yaml" for i in range(500)])  # asked, never read
     repo.close()  # unread answers are dropped: closing does not hang
+
+
+def test_a_git_process_that_dies_with_answers_owed_is_an_error_not_a_hang(example) -> None:
+    repo = GitRepo.open(example.path)
+    snapshot = repo.snapshot(commit(example.path, {"configs/extra.yaml": "k: 1\n"}))
+    snapshot.prefetch([f"benchmarks/r{i}.yaml" for i in range(100)] + ["configs/extra.yaml"])
+    repo._cat.kill()  # as if git were killed mid-review
+    repo._cat.wait()
+    with pytest.raises(GitError, match="stopped before answering"):
+        snapshot.read("configs/extra.yaml")
+    assert repo.snapshot(snapshot.sha).read("configs/extra.yaml") == b"k: 1\n"  # a new process starts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from collections import deque
 from dataclasses import dataclass, field
@@ -141,7 +142,10 @@ class GitRepo:
         """One answer of `cat-file --batch`: `<oid> <type> <size>`, the bytes and a newline, of
         which only a blob is a file; or one line `<name> missing` (`ambiguous`), where the name may
         hold spaces."""
-        line = out.readline().rstrip(b"\n")
+        line = out.readline()
+        if not line:
+            raise GitError("git cat-file stopped before answering")
+        line = line.rstrip(b"\n")
         if line.endswith((b" missing", b" ambiguous")):
             return None
         _oid, kind, size = line.split(b" ")
@@ -150,6 +154,9 @@ class GitRepo:
         return data if kind == b"blob" else None
 
     def _batch(self) -> subprocess.Popen[bytes]:
+        if self._cat is not None and self._cat.poll() is not None and (self._pending or self._queued):
+            self.close()  # its unanswered requests are lost with it: say so rather than start over
+            raise GitError("git cat-file stopped before answering")
         if self._cat is None or self._cat.poll() is not None:
             self._cat = subprocess.Popen(
                 ["git", "-C", str(self.path), "cat-file", "--batch"],
@@ -163,7 +170,8 @@ class GitRepo:
         if self._cat is not None:
             for pipe in (self._cat.stdin, self._cat.stdout):  # unread answers are dropped
                 if pipe:
-                    pipe.close()
+                    with contextlib.suppress(OSError):  # git may be gone already
+                        pipe.close()
             self._cat.wait()  # git exits at the end of its input (a wait with a timeout would poll)
             self._cat = None
             self._queued.clear()
