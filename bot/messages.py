@@ -40,12 +40,9 @@ def _environment(markdown: bool) -> jinja2.Environment:
     escape = textsafe.md_text if markdown else textsafe.plain
 
     def finalize(value: Any) -> str:
-        kind = type(value)
-        if kind is str and not markdown and len(value) <= textsafe.MAX_VALUE_CHARS and value.isprintable():
-            return value  # plain text with nothing to clip: the common case, kept cheap
-        if kind is Safe or isinstance(value, Safe):
+        if isinstance(value, Safe):
             return value
-        if kind is int or kind is float:  # not bool, whose str() is escaped like any other text
+        if type(value) in (int, float):  # not bool, whose str() is escaped like any other text
             return str(value)
         return escape(value)
 
