@@ -268,7 +268,7 @@ class _EntryReader:
                 _line_of(mapping, name) or line,
                 field=name,
                 value=repr(value)[:80],
-                expected="/".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,))),
+                expected="/".join(k.__name__ for k in _kinds(kind)),
             )
             return default
         if kind is int and value < (0 if name in ZERO_ALLOWED else 1):
@@ -319,9 +319,13 @@ class _EntryReader:
         return prefill, total
 
 
+def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
 def _is_a(value: Any, kind: type | tuple[type, ...]) -> bool:
     """isinstance, except that a bool is not an int unless bool is asked for."""
-    kinds = kind if isinstance(kind, tuple) else (kind,)
+    kinds = _kinds(kind)
     return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
 
 

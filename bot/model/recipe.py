@@ -54,14 +54,20 @@ class Variant:
         return env if isinstance(env, dict) else {}
 
     @cached_property
-    def role(self) -> dict[str, Any]:
-        """The serving role: `roles.agg`, or the prefill worker of a disaggregated recipe."""
+    def _serving(self) -> tuple[str, dict[str, Any]]:
+        """The serving role's name and mapping: `roles.agg`, or the prefill worker of a
+        disaggregated recipe; (`agg`, {}) when the variant states none."""
         roles = self.data.get("roles")
         if isinstance(roles, dict):
             for name in ROLE_NAMES:
                 if isinstance(roles.get(name), dict):
-                    return roles[name]
-        return {}
+                    return name, roles[name]
+        return "agg", {}
+
+    @property
+    def role(self) -> dict[str, Any]:
+        """The serving role: `roles.agg`, or the prefill worker of a disaggregated recipe."""
+        return self._serving[1]
 
     @cached_property
     def args(self) -> dict[str, Any]:
@@ -77,16 +83,8 @@ class Variant:
             return self.env[name], ("benchmark", "env", name)
         role_env = self.role.get("env")
         if isinstance(role_env, dict) and name in role_env:
-            return role_env[name], ("roles", self._role_name(), "env", name)
+            return role_env[name], ("roles", self._serving[0], "env", name)
         return None, None
-
-    def _role_name(self) -> str:
-        roles = self.data.get("roles")
-        if isinstance(roles, dict):
-            for name in ROLE_NAMES:
-                if isinstance(roles.get(name), dict):
-                    return name
-        return "agg"
 
     def line_of(self, path: tuple[str, ...]) -> int | None:
         """The source line that gives this variant its value at `path` (override first, then base)."""
