@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-REAL = ROOT.parent / "shared" / "real-world"
+REAL = Path(os.environ.get("PRBOT_REAL_WORLD") or ROOT.parent / "shared" / "real-world")
 BUNDLE = REAL / "inferencex-history.bundle"
 PYTHON = sys.executable
 CHANGELOG = "perf-changelog.yaml"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from bot import __version__
 
 if TYPE_CHECKING:
+    from bot.local import LocalRequest
     from bot.report import Report
 
 EXIT_ERROR = 2
@@ -95,9 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _review(args: argparse.Namespace) -> int:
-    from bot.local import LocalRequest, run_local
-    from bot.settings import SettingsError
-    from bot.sources.git import GitError
+    from bot.local import LocalRequest
 
     body = ""
     if args.body_file:
@@ -117,17 +116,14 @@ def _review(args: argparse.Namespace) -> int:
         offline=args.offline,
         config=args.config,
     )
-    try:
-        return _emit(args, *run_local(request))
-    except (GitError, SettingsError) as exc:
-        raise UsageError(str(exc)) from None
+    return _run_review(args, request)
 
 
 def _demo(args: argparse.Namespace) -> int:
     import tempfile
 
     from bot.example import build_example
-    from bot.local import LocalRequest, run_local
+    from bot.local import LocalRequest
 
     with tempfile.TemporaryDirectory(prefix="prbot-demo-") as folder:
         example = build_example(Path(folder) / "inferencex")
@@ -138,12 +134,22 @@ def _demo(args: argparse.Namespace) -> int:
             title=example.title,
             body=example.body,
             labels=example.labels,
-            pr_number=None,
-            pr_url=None,
             offline=True,
             config=args.config,
         )
+        return _run_review(args, request)
+
+
+def _run_review(args: argparse.Namespace, request: LocalRequest) -> int:
+    """Review and print; a bad ref or an unreadable settings file is a one-line error, exit 2."""
+    from bot.local import run_local
+    from bot.settings import SettingsError
+    from bot.sources.git import GitError
+
+    try:
         return _emit(args, *run_local(request))
+    except (GitError, SettingsError) as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _emit(args: argparse.Namespace, report: Report, labels: tuple[str, str], seconds: float) -> int:

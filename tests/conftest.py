@@ -13,7 +13,10 @@ from bot.example import ExampleRepo, build_example
 from bot.local import LocalRequest, run_local
 from bot.report import Report
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "real-world"
+# The real InferenceX data: $PRBOT_REAL_WORLD, else ../shared/real-world beside the repository.
+SHARED = Path(
+    os.environ.get("PRBOT_REAL_WORLD") or Path(__file__).resolve().parents[1].parent / "shared" / "real-world"
+).resolve()
 RECIPE = "benchmarks/single_node/srt-slurm-recipes/kimik3/atom/mi355x-fp4-mtp/agentic.yaml"
 MASTER = "configs/amd-master.yaml"
 CHANGELOG = "perf-changelog.yaml"
@@ -32,12 +35,32 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PRBOT_CACHE_DIR"] = tempfile.mkdtemp(prefix="prbot-test-cache-")
 
 
+_SKIP_PREFIX = "real-world data not found at"
+
+
 def shared_or_skip(*parts: str) -> Path:
-    """A path under ../shared/real-world, or skip the test saying the data is absent."""
+    """A path under the real-world data folder, or skip the test saying the data is absent."""
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"real-world data not found at {path} (../shared is absent on this machine)")
+        pytest.skip(f"{_SKIP_PREFIX} {path} (set PRBOT_REAL_WORLD to the folder holding it)")
     return path
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say at the end of the run whether the real-world tests ran, and if not, why."""
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if _SKIP_PREFIX in str(getattr(report, "longrepr", ""))
+    ]
+    if skipped:
+        terminalreporter.write_line(
+            f"real-world data: {len(skipped)} tests skipped, no data at {SHARED} "
+            "(set PRBOT_REAL_WORLD to the folder holding inferencex-e2e/ and the history bundle)",
+            yellow=True,
+        )
+    else:
+        terminalreporter.write_line(f"real-world data: {SHARED} (no test skipped for want of it)")
 
 
 @pytest.fixture

@@ -22,10 +22,9 @@ from bot.pullrequest import Comment, PullRequest
 from bot.render import render_comment
 from bot.settings import Settings
 from bot.sources.git import GitRepo
+from tests.conftest import shared_or_skip
 
 PHRASE = Settings().signoff_phrase
-REAL_WORLD = Path(__file__).resolve().parents[1].parent / "shared" / "real-world"
-REAL_CODEOWNERS = REAL_WORLD / "inferencex-e2e" / "_repo_root" / ".github" / "CODEOWNERS"
 
 AMD_MASTER = "configs/amd-master.yaml"
 RECIPE = "benchmarks/single_node/srt-slurm-recipes/kimik3/atom/mi355x-fp4-mtp/agentic.yaml"
@@ -108,11 +107,8 @@ def assert_rendered_safely(f: Finding) -> None:
 
 @pytest.fixture(scope="module")
 def real_codeowners() -> str:
-    if not REAL_WORLD.is_dir():
-        pytest.skip(f"real-world data not available: {REAL_WORLD} does not exist (needs /work/shared)")
-    if not REAL_CODEOWNERS.is_file():
-        pytest.skip(f"real-world CODEOWNERS not available: {REAL_CODEOWNERS} does not exist")
-    return REAL_CODEOWNERS.read_text(encoding="utf-8")
+    path = shared_or_skip("inferencex-e2e", "_repo_root", ".github", "CODEOWNERS")
+    return path.read_text(encoding="utf-8")
 
 
 def test_real_codeowners_owners(real_codeowners: str) -> None:

@@ -84,6 +84,15 @@ def test_not_a_repository_is_exit_2(tmp_path, capsys) -> None:
     assert code == 2 and "is not a git repository" in err and "Traceback" not in err
 
 
+def test_missing_settings_file_is_one_line_and_exit_2(tmp_path, example) -> None:
+    missing = str(tmp_path / "nonexistent.yml")
+    for args in (["demo"], ["review", "--repo", str(example.path), "--base", example.base]):
+        done = run_cli(*args, "--config", missing)
+        assert done.returncode == 2, args
+        assert done.stdout == ""
+        assert done.stderr == f"prbot: cannot read settings file {missing}: No such file or directory\n"
+
+
 def test_review_of_refs_matches_demo(example) -> None:
     done = run_cli(
         "review",

@@ -76,9 +76,7 @@ SUMMARY = Path(tempfile.gettempdir()) / "prbot-history-replay.txt"
 
 def _bundle() -> Path:
     if os.environ.get("CI") == "true" and not (SHARED / "inferencex-history.bundle").exists():
-        pytest.fail(
-            "CI must replay the real history: ../shared/real-world/inferencex-history.bundle is missing"
-        )
+        pytest.fail(f"CI must replay the real history: {SHARED / 'inferencex-history.bundle'} is missing")
     return shared_or_skip("inferencex-history.bundle")
 
 
