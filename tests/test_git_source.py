@@ -71,3 +71,17 @@ def test_a_git_process_that_dies_with_answers_owed_is_an_error_not_a_hang(exampl
     with pytest.raises(GitError, match="stopped before answering"):
         snapshot.read("configs/extra.yaml")
     assert repo.snapshot(snapshot.sha).read("configs/extra.yaml") == b"k: 1\n"  # a new process starts
+
+
+def test_the_review_is_the_same_from_any_working_folder(example) -> None:
+    """`cd configs && prbot review` must not see every master config as removed."""
+    from bot.local import LocalRequest, run_local
+
+    def report(folder: str) -> bytes:
+        request = LocalRequest(repo=folder, base=example.base, head=example.head, offline=True)
+        return run_local(request)[0].json_bytes()
+
+    root = report(str(example.path))
+    assert report(str(example.path / "configs")) == root
+    assert report(str(example.path / "benchmarks" / "single_node")) == root
+    assert b"kimik3-fp4-mi355x-atom-agentic-mtp" in root and b'"removed":[48' not in root

@@ -76,11 +76,13 @@ class GitRepo:
 
     def changed_files(self, base: str, head: str) -> list[str]:
         """Paths that differ between two commits (renames count as delete + add)."""
-        out = _git(self.path, "diff", "--name-only", "--no-renames", "-z", base, head)
+        out = _git(self.path, "diff", "--name-only", "--no-relative", "--no-renames", "-z", base, head)
         return [p for p in out.split("\0") if p]
 
     def list_files(self, sha: str, prefix: str) -> list[str]:
-        args = ["ls-tree", "-r", "--name-only", "-z", sha]
+        # --full-tree: paths from the repository root, whatever folder `path` is (a subfolder
+        # would otherwise list relative names, and every master config would look removed).
+        args = ["ls-tree", "-r", "--full-tree", "--name-only", "-z", sha]
         if prefix:
             args += ["--", prefix]
         return [p for p in _git(self.path, *args).split("\0") if p]
