@@ -46,6 +46,11 @@ class Run(NamedTuple):
         )
 
 
+def _entry_fields(raw: Any) -> Any:
+    """A config entry's own fields (model, runner, precision, …), without its matrix."""
+    return {k: v for k, v in raw.items() if k != "scenarios"} if isinstance(raw, dict) else raw
+
+
 def _point_fields(raw: Any) -> Any:
     if not isinstance(raw, dict):
         return raw
@@ -84,6 +89,16 @@ class KeyChange:
         return "image" in self.aspects
 
     @property
+    def needs_entry(self) -> bool:
+        """Whether the PR added or changed what a run of this key does, so that its results must be
+        measured again (a changelog entry must name it). Only losing points needs no entry."""
+        if self.head is None:
+            return False
+        if self.base is None or self.added or self.changed or self.image_changed:
+            return True
+        return _entry_fields(self.base.raw) != _entry_fields(self.head.raw)
+
+    @property
     def reruns(self) -> list[Run]:
         """Runs the sweep will execute: everything when the image changed, else added + changed."""
         if self.image_changed:
@@ -99,7 +114,8 @@ class ReviewDiff:
     changed_files: list[str]
     master_files: list[str]
     keys: dict[str, KeyChange]
-    head_keys: set[str]
+    # Every key of the head's master configs, in the sweep's order (file by file), → its file.
+    head_keys: dict[str, str]
     changelog: ChangelogDiff | None
     changelog_changed: bool
     recipes_head: dict[str, Recipe | None]
@@ -113,6 +129,8 @@ class ReviewDiff:
     codeowners: CodeownersFile | None = None
     # Changed master configs that could not be read at the head: their keys are unknown, not removed.
     unreadable_masters: list[str] = field(default_factory=list)
+    # Neither ref has a master config (the wrong repository or layout): nothing can be reviewed.
+    no_masters: bool = False
 
 
 def image_uses(diff: ReviewDiff) -> list[ImageUse]:
@@ -165,7 +183,7 @@ class _RecipeCache:
         return self.recipes[path]
 
 
-_RECIPE_REF = re.compile(r"""(?:srt-recipe["']?\s*:\s*|CONFIG_FILE=recipes/)["']?([^\s,}'"]+)""")
+_RECIPE_REF = re.compile(r"""(?:srt-recipe["']?\s*:\s*|CONFIG_FILE=)["']?([^\s,}'"]+)""")
 
 
 def _tail(path: str) -> str:
@@ -245,37 +263,18 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
     parsed: dict[tuple[str, bytes], Recipe] = {}
     recipes_base, recipes_head = _RecipeCache(base, parsed), _RecipeCache(head, parsed)
     keys: dict[str, KeyChange] = {}
-    unreadable: list[str] = []
     masters_head: dict[str, MasterFile] = {}
-    head_keys: set[str] = set()
+    head_keys: dict[str, str] = {}
     for path in head_masters_all:
         master = _master(head, path, layout)
         if master is None:
             continue
         masters_head[path] = master
-        head_keys.update(master.keys())
-    for path in master_paths:
-        old = _master(base, path, layout)
-        new = masters_head.get(path)
-        for master in (old, new):
-            if master is not None and master is new:
-                problems.extend(master.problems)
-        old_entries = old.entries if old else {}
-        new_entries = new.entries if new else {}
-        for key in sorted(set(old_entries) | set(new_entries), key=lambda k: (k not in new_entries, k)):
-            if key in old_entries and key in new_entries and old_entries[key].text == new_entries[key].text:
-                continue
-            before = old.entry(key) if old else None
-            after = new.entry(key) if new else None
-            if before is not None and after is not None and before.raw == after.raw:
-                continue
-            keys[key] = KeyChange(key, path, before, after)
-        if new is not None:
-            problems.extend(p for p in new.problems if p not in problems)
-            if new.unreadable:
-                unreadable.append(path)
-                for key in [k for k, change in keys.items() if change.file == path]:
-                    del keys[key]
+        head_keys.update(dict.fromkeys(master.keys(), path))
+    unreadable = _changed_keys(base, layout, master_paths, masters_head, keys)
+    for path in master_paths:  # after the entries were parsed: their problems are the file's too
+        if path in masters_head:
+            problems.extend(p for p in masters_head[path].problems if p not in problems)
     changed_recipes = [p for p in changed_files if _is_recipe(p, layout)]
     if changed_recipes:
         _keys_using_recipes(changed_recipes, base, masters_head, keys, layout)
@@ -314,7 +313,58 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
         recipe_users,
         codeowners=find_codeowners(base),
         unreadable_masters=unreadable,
+        no_masters=not head_masters_all and not layout_mod.master_config_paths(base, layout),
     )
+
+
+Side = dict[str, tuple[str, MasterFile]]  # config key → (path, the master config holding it)
+
+
+def _changed_keys(
+    base: Snapshot,
+    layout: Layout,
+    master_paths: list[str],
+    masters_head: dict[str, MasterFile],
+    keys: dict[str, KeyChange],
+) -> list[str]:
+    """Compare the changed master configs key by key, wherever each key lives at either ref: a
+    key moved to another file (or a file renamed or moved) with the same entry did not change.
+    Returns the changed master configs unreadable at the head: their keys are unknown, not removed."""
+    old_side: Side = {}
+    new_side: Side = {}
+    for path in master_paths:
+        old, new = _master(base, path, layout), masters_head.get(path)
+        if old is not None:
+            old_side.update((key, (path, old)) for key in old.entries if key not in old_side)
+        if new is not None:
+            new_side.update((key, (path, new)) for key in new.entries if key not in new_side)
+    for key in old_side.keys() - new_side.keys():  # gone from its file: perhaps in another one
+        for path, master in masters_head.items():
+            if key in master.entries:
+                new_side[key] = (path, master)
+                break
+    only_new = new_side.keys() - old_side.keys()
+    if only_new:
+        for path in layout_mod.master_config_paths(base, layout):
+            old = _master(base, path, layout) if path not in master_paths else None
+            for key in only_new & set(old.entries if old else ()):
+                old_side.setdefault(key, (path, old))  # type: ignore[arg-type]
+    for key in sorted(old_side.keys() | new_side.keys(), key=lambda k: (k not in new_side, k)):
+        was, now = old_side.get(key), new_side.get(key)
+        texts = (was[1].entries.get(key) if was else None, now[1].entries.get(key) if now else None)
+        if texts[0] and texts[1] and texts[0].text == texts[1].text:
+            continue
+        before = was[1].entry(key) if was else None
+        after = now[1].entry(key) if now else None
+        if before is not None and after is not None and before.raw == after.raw:
+            continue
+        keys[key] = KeyChange(key, now[0] if now else was[0] if was else "", before, after)
+    # A file found unreadable while its entries were parsed: what its keys became is unknown.
+    unreadable = [p for p in master_paths if p in masters_head and masters_head[p].unreadable]
+    gone = {key for key, (path, _) in {**old_side, **new_side}.items() if path in unreadable}
+    for key in [k for k, change in keys.items() if change.file in unreadable or k in gone]:
+        del keys[key]
+    return unreadable
 
 
 def _prefetch_recipes(keys: dict[str, KeyChange], base: Snapshot, head: Snapshot) -> None:

@@ -31,9 +31,8 @@ class LocalRequest:
     config: str | None = None
 
 
-def _pr_url(repo: GitRepo, number: int | None, explicit: str | None) -> str | None:
-    if explicit or number is None:
-        return explicit
+def _repository(repo: GitRepo) -> str | None:
+    """The GitHub address of the `origin` remote (`https://github.com/owner/repo`), if it is one."""
     try:
         remote = subprocess.run(
             ["git", "-C", str(repo.path), "remote", "get-url", "origin"],
@@ -45,7 +44,13 @@ def _pr_url(repo: GitRepo, number: int | None, explicit: str | None) -> str | No
     except (OSError, subprocess.TimeoutExpired):
         return None
     match = _REMOTE.search(remote)
-    return f"https://github.com/{match['slug']}/pull/{number}" if match else None
+    return f"https://github.com/{match['slug']}" if match else None
+
+
+def _pr_url(repository: str | None, number: int | None, explicit: str | None) -> str | None:
+    if explicit or number is None:
+        return explicit
+    return f"{repository}/pull/{number}" if repository else None
 
 
 def _settings(path: str | None) -> Settings:
@@ -65,12 +70,18 @@ def run_local(request: LocalRequest) -> tuple[Report, tuple[str, str], float]:
     try:
         head_sha = repo.resolve(request.head)
         base_sha = repo.merge_base(repo.resolve(request.base), head_sha)
+        repository = _repository(repo)
+        url = _pr_url(repository, request.pr_number, request.pr_url)
+        if url and repository is None:
+            repository = url.rsplit("/pull/", 1)[0] if "/pull/" in url else None
         pr = PullRequest(
             title=request.title,
             body=request.body,
             labels=request.labels,
             number=request.pr_number,
-            url=_pr_url(repo, request.pr_number, request.pr_url),
+            url=url,
+            repository=repository,
+            head_message=repo.commit_message(head_sha),
         )
         report = review(
             repo.snapshot(base_sha),

@@ -22,9 +22,16 @@ class PullRequest:
     labels: tuple[str, ...] = ()
     number: int | None = None
     url: str | None = None
+    # The reviewed repository's web address (`https://github.com/owner/repo`), when known: a
+    # changelog pr-link must point into it.
+    repository: str | None = None
     author: str | None = None
     comments: tuple[Comment, ...] = field(default=())
     # Members of each team owner ("org/team" → logins); None when they could not be read.
     team_members: dict[str, tuple[str, ...]] | None = None
     # False in local mode: there is no PR to look for sign-off comments in.
     is_pull_request: bool = False
+    # What decides whether InferenceX's sweep starts, besides labels and the changelog.
+    head_message: str = ""
+    draft: bool = False
+    from_fork: bool = False

@@ -58,7 +58,10 @@ def render_comment(
         elif not (f.check == "consistency" and f.message_id.startswith("consistency-published")):
             groups[str(f.severity)].append(f)
     blocking, warnings = len(groups["blocking"]), len(groups["warning"])
-    title = "ui-title-blocking" if blocking else "ui-title-warnings" if warnings else "ui-title-clean"
+    if not report.reviewed:
+        title = "ui-title-error"
+    else:
+        title = "ui-title-blocking" if blocking else "ui-title-warnings" if warnings else "ui-title-clean"
     stream = _template().generate(
         langs=LANG_CHOICES[lang],
         title_id=title,

@@ -11,6 +11,8 @@ SEVERITY_ORDER = list(Severity)
 EXIT_CLEAN, EXIT_BLOCKING, EXIT_ERROR = 0, 1, 2
 # Findings that only say a check (or the whole review) could not run.
 NOT_RUN = ("check-crashed", "review-crashed")
+# Findings that mean the refs hold nothing prbot can review (the wrong repository or layout).
+NOTHING_TO_REVIEW = ("layout-no-masters",)
 
 
 @dataclass
@@ -28,13 +30,19 @@ class Report:
 
     @property
     def verdict(self) -> str:
+        """`error` when nothing could be reviewed: never `clean` for a review that did not happen."""
+        if not self.reviewed:
+            return "error"
         if self.of(Severity.BLOCKING):
             return "blocking"
         return "warnings" if self.of(Severity.WARNING) else "clean"
 
     @property
     def reviewed(self) -> bool:
-        """False when nothing could be reviewed: every check crashed (or the diff could not be read)."""
+        """False when nothing could be reviewed: every check crashed, the diff could not be read, or
+        neither ref has a master config."""
+        if any(f.message_id in NOTHING_TO_REVIEW for f in self.findings):
+            return False
         return any(f.message_id not in NOT_RUN for f in self.findings)
 
     @property
@@ -42,7 +50,7 @@ class Report:
         """1 for real blocking findings, 2 only when nothing could be reviewed, else 0."""
         if not self.reviewed:
             return EXIT_ERROR
-        return EXIT_BLOCKING if self.verdict == "blocking" else EXIT_CLEAN
+        return EXIT_BLOCKING if self.of(Severity.BLOCKING) else EXIT_CLEAN
 
     def to_json(self) -> dict[str, Any]:
         return {

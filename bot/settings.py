@@ -18,11 +18,15 @@ class SettingsError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
+    # The sweep labels InferenceX's run-sweep.yml starts on; `sweep-enabled` is the trimmed sweep.
     primary_labels: tuple[str, ...] = (
         "full-sweep-fail-fast",
         "full-sweep-enabled",
         "non-canary-full-sweep-enabled",
+        "full-sweep-fail-fast-no-canary",
+        "sweep-enabled",
     )
+    trim_label: str = "sweep-enabled"
     recommended_label: str = "full-sweep-fail-fast"
     modifier_labels: tuple[str, ...] = ("all-evals", "evals-only", "agentx-fast")
     eval_modifiers: tuple[str, ...] = ("all-evals", "evals-only")

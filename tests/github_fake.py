@@ -408,7 +408,7 @@ class FakeGitHub:
             "url": f"{self.api}/commits/{sha}",
             "html_url": f"{WEB}/{self.full_name}/commit/{sha}",
             "commit": {
-                "message": "",
+                "message": self.git("log", "-1", "--format=%B", sha).decode(),
                 "tree": {"sha": self.git("rev-parse", f"{sha}^{{tree}}").decode().strip()},
             },
             "parents": [],
@@ -496,11 +496,19 @@ class FakeGitHub:
                 "total_commits": ahead,
                 "base_commit": self._commit_payload(base_sha),
                 "merge_base_commit": self._commit_payload(merge_base),
-                "commits": [],
+                "commits": [self._commit_payload(sha) for sha in self._ahead(merge_base, head_sha)],
                 "files": files[: self.compare_file_limit],
             },
             {},
         )
+
+    def _ahead(self, merge_base: str, head_sha: str) -> list[str]:
+        """The commits a comparison lists: oldest first, at most 250, as GitHub does."""
+        out = self.git("rev-list", "--reverse", f"{merge_base}..{head_sha}").decode().split()
+        return out[:250]
+
+    def _get_commit(self, query: dict, body: Any, ref: str) -> tuple[int, Any, dict]:
+        return 200, self._commit_payload(self._commit(ref)), {}
 
     def _contents(self, query: dict, body: Any, path: str) -> tuple[int, Any, dict]:
         ref = self._commit(query.get("ref", ["HEAD"])[0])
@@ -697,6 +705,7 @@ _ROUTES: list[tuple[str, str, Callable[..., tuple[int, Any, dict]]]] = [
     ("GET", r"{repo}/pulls/(\d+)/reviews", FakeGitHub._get_reviews),
     ("GET", r"{repo}/compare/([^/]+?)\.\.\.([^/]+)", FakeGitHub._compare),
     ("GET", r"{repo}/contents/(.+)", FakeGitHub._contents),
+    ("GET", r"{repo}/commits/([^/]+)", FakeGitHub._get_commit),
     ("GET", r"{repo}/git/trees/([^/]+)", FakeGitHub._tree),
     ("GET", r"{repo}/git/blobs/([^/]+)", FakeGitHub._blob),
     ("GET", r"{repo}/issues/(\d+)/comments", FakeGitHub._list_comments),

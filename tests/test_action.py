@@ -120,15 +120,15 @@ def test_first_run_creates_the_comment_and_the_second_edits_it(fake: FakeGitHub,
     assert first.code == 0
     assert [c.login for c in stickies(fake)] == ["github-actions[bot]"]
     body = stickies(fake)[0].body
-    assert "### prbot review — no blocking issues · 1 warning" in body
+    assert "### prbot review — no blocking issues, no warnings" in body
     assert "<details><summary>中文</summary>" in body
-    assert first.outputs["verdict"] == "warnings"
-    assert (first.outputs["blocking"], first.outputs["warnings"]) == ("0", "1")
+    assert first.outputs["verdict"] == "clean"
+    assert (first.outputs["blocking"], first.outputs["warnings"]) == ("0", "0")
     report = json.loads(Path(first.outputs["report"]).read_text(encoding="utf-8"))
-    assert report["verdict"] == "warnings" and report["findings"]
+    assert report["verdict"] == "clean" and report["findings"]
     assert Path(first.outputs["report"]).parent == first.files.folder  # $RUNNER_TEMP
-    assert "prbot review — no blocking issues · 1 warning" in first.summary
-    assert "::warning file=perf-changelog.yaml,line=73,title=prbot changelog::" in first.log
+    assert "prbot review — no blocking issues, no warnings" in first.summary
+    assert "::warning " not in first.log and "::error " not in first.log  # nothing to annotate
     assert len(fake.calls("POST", r"/issues/7/comments$")) == 1
 
     fake.pulls[PR].labels = ("all-evals",)  # a modifier without a sweep label: blocking
@@ -299,6 +299,7 @@ def test_a_fork_pr_with_a_read_only_token_still_reports(shared_example: ExampleR
 
 
 def test_fail_on_decides_the_exit_code(fake: FakeGitHub, tmp_path: Path) -> None:
+    fake.pulls[PR].labels = ("full-sweep",)  # not a sweep label: a warning
     warned = act(fake, tmp_path, pull_event(fake, PR), **{"fail-on": "warning"})
     assert (warned.code, warned.outputs["verdict"]) == (1, "warnings")
     fake.pulls[PR].labels = ("all-evals",)
@@ -388,7 +389,7 @@ def test_comment_false_and_lang_en(fake: FakeGitHub, tmp_path: Path) -> None:
     assert quiet.code == 0 and not fake.comments
     assert "Commenting is turned off" in quiet.summary and "中文" not in quiet.summary.split("\n\n", 2)[-1]
     act(fake, tmp_path, pull_event(fake, PR), lang="zh")
-    assert "### prbot 审阅 — 无阻塞问题 · 1 条警告" in stickies(fake)[0].body
+    assert "### prbot 审阅 — 无阻塞问题，无警告" in stickies(fake)[0].body
     assert "prbot review" not in stickies(fake)[0].body
 
 
@@ -423,7 +424,7 @@ def test_large_files_come_from_the_blob_api(
     assert not [
         r for r in fake.requests[before:] if "/contents/" in r.path and r.path.endswith("agentic.yaml")
     ]
-    assert (run.outputs["verdict"], run.outputs["warnings"]) == ("warnings", "1")  # as read through contents
+    assert (run.outputs["verdict"], run.outputs["warnings"]) == ("clean", "0")  # as read through contents
 
 
 def test_more_files_than_compare_lists_fall_back_to_the_pull_files(
@@ -541,7 +542,7 @@ def test_python_m_bot_action(fake: FakeGitHub, tmp_path: Path) -> None:
     assert "Review comment created" in done.stdout
     assert done.stderr == ""
     _no_token(fake, done.stdout, done.stderr, files.summary.read_text(encoding="utf-8"))
-    assert files.outputs()["verdict"] == "warnings"
+    assert files.outputs()["verdict"] == "clean"
     assert len(stickies(fake)) == 1
 
 
@@ -574,7 +575,7 @@ def test_a_file_unreadable_during_the_checks_is_noted(
         "> ⚠️ Some files could not be read from GitHub (GitHub kept failing (HTTP 500) while"
     )
     assert "部分文件无法从 GitHub 读取" in body
-    assert "### prbot review — no blocking issues · 1 warning" in body
+    assert "### prbot review — no blocking issues, no warnings" in body
     assert "Some files could not be read" in run.summary
 
 

@@ -19,15 +19,15 @@ def test_demo_comment_is_clean_and_bilingual() -> None:
     assert done.returncode == 0, done.stderr
     comment = done.stdout
     assert comment.startswith("<!-- prbot:sticky -->")
-    assert "no blocking issues · 1 warning" in comment
+    assert "no blocking issues, no warnings" in comment
     assert "**Published set:** `[1, 4, 14, 16, 48, 56, 72]` → unchanged" in comment
     assert (
-        "1 entry appended after the last entry, one blank line before each, covering "
+        "1 entry appended after the last entry, one empty line before each, covering "
         "`kimik3-fp4-mi355x-atom-agentic-mtp`" in comment
     )
-    assert "`pr-link` is the `XXX` placeholder" in comment
+    assert "`pr-link` is the placeholder `XXX`, which InferenceX accepts on a PR" in comment
     english, chinese = comment.split("<details><summary>中文</summary>")
-    assert "### prbot 审阅 — 无阻塞问题 · 1 条警告" in chinese
+    assert "### prbot 审阅 — 无阻塞问题，无警告" in chinese
     assert "**发布集合：** `[1, 4, 14, 16, 48, 56, 72]` → 未变" in chinese
     # Both halves carry the same checks and the same numbers.
     for text in ("1028 GB", "1799 GB", "override_tp8_dcp8_c72_lmcache", "C48", "56.0"):
@@ -40,7 +40,7 @@ def test_demo_json_report_has_the_design_shape() -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert set(report) == {"verdict", "findings", "published_sets", "sweep_plan"}
-    assert report["verdict"] == "warnings"
+    assert report["verdict"] == "clean"
     keys = {"check", "severity", "config_key", "file", "line", "message_en", "message_zh", "suggestion"}
     for item in report["findings"]:
         assert set(item) == keys
@@ -109,7 +109,7 @@ def test_review_of_refs_matches_demo(example) -> None:
         "json",
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["verdict"] == "warnings"
+    assert json.loads(done.stdout)["verdict"] == "clean"
 
 
 def test_the_command_exits_at_once_with_its_output_whole_and_its_status(tmp_path) -> None:
@@ -126,5 +126,5 @@ def test_the_command_exits_at_once_with_its_output_whole_and_its_status(tmp_path
         )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["verdict"] == "warnings" and len(report["findings"]) > 5
-    assert done.stderr.startswith("prbot: warnings — ") and done.stderr.endswith(" s\n")
+    assert report["verdict"] == "clean" and len(report["findings"]) > 5
+    assert done.stderr.startswith("prbot: clean — ") and done.stderr.endswith(" s\n")

@@ -7,6 +7,7 @@ from typing import Any
 
 from bot.diff import KeyChange, ReviewDiff
 from bot.findings import Finding, Severity, finding
+from bot.model.layout import OLDER_CONFIGS
 from bot.pullrequest import PullRequest
 from bot.settings import Settings
 
@@ -23,7 +24,11 @@ class CheckContext:
         return [c for c in self.diff.keys.values() if c.head is not None]
 
     def unreadable(self, check: str) -> list[Finding]:
-        """`unverified` when a changed master config could not be read, so its keys went unchecked."""
+        """`unverified` when a changed master config could not be read, so its keys went unchecked,
+        or when neither ref has any master config."""
+        if self.diff.no_masters:
+            folders = [self.diff.layout.configs_dir, OLDER_CONFIGS]
+            return [finding(check, Severity.UNVERIFIED, "layout-no-masters", folders=folders)]
         paths = self.diff.unreadable_masters
         if not paths:
             return []

@@ -1,20 +1,35 @@
-"""`labels`: the sweep labels make sense together and with the changelog."""
+"""`labels`: the sweep labels make sense together and with the changelog, and whether the sweep
+will start (from the same facts as the `changelog` and `sweep-plan` findings)."""
 
 from __future__ import annotations
 
+import difflib
+
 from bot.checks.context import CheckContext
+from bot.checks.sweep_rules import appended, mixes_append_only, primary_labels, sweep_start
 from bot.findings import Finding, Severity, finding
 
 CHECK = "labels"
 
 
-def check(ctx: CheckContext) -> list[Finding]:
+def _typos(ctx: CheckContext) -> list[Finding]:
+    """A label that looks like a sweep label but is not one: the sweep workflow ignores it."""
+    known = [*ctx.settings.primary_labels, *ctx.settings.modifier_labels]
+    out = []
+    for label in dict.fromkeys(ctx.pr.labels):
+        if label in known:
+            continue
+        close = difflib.get_close_matches(label, known, n=1, cutoff=0.8)
+        if close or "sweep" in label.lower():
+            nearest = close[0] if close else ctx.settings.recommended_label
+            out.append(finding(CHECK, Severity.WARNING, "labels-typo", label=label, nearest=nearest))
+    return out
+
+
+def _conflicts(ctx: CheckContext, primaries: list[str], modifiers: list[str]) -> list[Finding]:
     settings = ctx.settings
-    labels = list(dict.fromkeys(ctx.pr.labels))
-    primaries = [label for label in labels if label in settings.primary_labels]
-    modifiers = [label for label in labels if label in settings.modifier_labels]
-    appended = ctx.diff.changelog.appended if ctx.diff.changelog else []
-    out: list[Finding] = []
+    entries = appended(ctx.diff)
+    out = []
     if len(primaries) > 1:
         out.append(finding(CHECK, Severity.BLOCKING, "labels-several-primaries", labels=primaries))
     if modifiers and not primaries:
@@ -28,27 +43,42 @@ def check(ctx: CheckContext) -> list[Finding]:
             )
         )
     eval_modifiers = [m for m in modifiers if m in settings.eval_modifiers]
-    if eval_modifiers and any(e.get("append-only") is True for e in appended):
+    if eval_modifiers and any(e.flag("append-only") for e in entries):
         out.append(finding(CHECK, Severity.BLOCKING, "labels-append-only-evals", labels=eval_modifiers))
-    if primaries and not appended:
-        out.append(finding(CHECK, Severity.WARNING, "labels-primary-without-entry", labels=primaries))
-    if appended and not primaries:
-        out.append(finding(CHECK, Severity.INFO, "labels-no-primary", recommended=settings.recommended_label))
-    if len(primaries) == 1 and not any(f.severity is Severity.BLOCKING for f in out):
-        if primaries[0] != settings.recommended_label:
+    if mixes_append_only(entries):
+        out.append(finding(CHECK, Severity.BLOCKING, "labels-append-only-mixed"))
+    return out
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    settings = ctx.settings
+    primaries = primary_labels(ctx)
+    modifiers = [label for label in dict.fromkeys(ctx.pr.labels) if label in settings.modifier_labels]
+    out = _conflicts(ctx, primaries, modifiers) + _typos(ctx)
+    if any(f.severity is Severity.BLOCKING for f in out):
+        return out
+    start = sweep_start(ctx)
+    if start.runs:
+        if start.label != settings.recommended_label:
             out.append(
                 finding(
                     CHECK,
                     Severity.INFO,
                     "labels-not-recommended",
-                    label=primaries[0],
+                    label=start.label,
                     recommended=settings.recommended_label,
                 )
             )
-        if appended:
-            out.append(
-                finding(CHECK, Severity.VERIFIED, "labels-ok", label=primaries[0], modifiers=modifiers)
-            )
-    if not out:
-        out.append(finding(CHECK, Severity.VERIFIED, "labels-none-needed"))
+        out.append(finding(CHECK, Severity.VERIFIED, "labels-ok", label=start.label, modifiers=modifiers))
+    elif start.reason == "no-entry":
+        if primaries:
+            out.append(finding(CHECK, Severity.WARNING, "labels-primary-without-entry", labels=primaries))
+        elif any(c.needs_entry for c in ctx.diff.keys.values()):
+            out.append(finding(CHECK, Severity.INFO, "labels-no-sweep-entry-missing"))
+        else:
+            out.append(finding(CHECK, Severity.VERIFIED, "labels-none-needed"))
+    elif start.reason == "no-label":
+        out.append(finding(CHECK, Severity.INFO, "labels-no-primary", recommended=settings.recommended_label))
+    else:
+        out.append(finding(CHECK, Severity.INFO, f"labels-not-yet-{start.reason}", label=start.label))
     return out

@@ -1,18 +1,28 @@
-"""The perf changelog: an append-only YAML list of entries, oldest first.
+"""The perf changelog and InferenceX's rules for changing it (DESIGN.md §2 `changelog`).
 
-The common case is compared by bytes: when the base file is a prefix of the head file only the
-appended tail is parsed (the real file has thousands of lines). Anything else is parsed in full
-at both refs so that the review can say which entry was edited, removed or inserted.
+InferenceX's gate checks each version of the file as a whole (bytes, YAML, the entry schema),
+then the change: old entries may only gain a corrected `pr-link`, new entries go at the end, one
+empty line before each, and no other byte may move. `compare` applies the same rules and says
+which of them the PR broke. A rule the *base* already breaks is not the PR's doing: it is
+reported apart (`base_problems`, shown as unverified).
+
+The usual PR appends entries: the head then starts with the base's bytes and only the appended
+part is parsed as the PR's, so a long history is never this PR's to pass again (and never makes
+the PR "too large"). Anything else is parsed in full at both refs, to say which entry was edited,
+removed, moved or inserted.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from bot.model.problems import Problem, from_yaml
-from bot.yamlsafe import Duplicate, LineDict, LineList, Loaded, YamlProblem, decode, load
+from bot.yamlsafe import MAX_BYTES, LineDict, LineList, YamlProblem, decode, load
 
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 KNOWN_FIELDS = (
@@ -26,6 +36,12 @@ KNOWN_FIELDS = (
     "eval-min-prefill-ep",
 )
 EVAL_FIELDS = ("evals-only", "all-evals", "eval-min-prefill-ep")
+ENTRY_START = b"- config-keys:"
+_ENTRY_LINE = re.compile(rb"^- config-keys:[^\n]*\n", re.MULTILINE)
+_TRAILING_SPACE = re.compile(rb"[ \t]+\n")
+PR_LINK_LINE = b"  pr-link:"
+# What the gate's schema (a pydantic model) accepts for a boolean field, besides true and false.
+_LAX_BOOLEANS = {"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +65,14 @@ class Entry:
         link = self.get("pr-link")
         return link if isinstance(link, str) else None
 
+    def names(self, key: str) -> bool:
+        """Whether one of this entry's `config-keys` names `key` (exactly, or through `*`)."""
+        return any(pattern_matches(pattern, key) for pattern in self.config_keys)
+
+    def flag(self, name: str) -> bool:
+        """A boolean field as the gate reads it (`"yes"`, `1` and `true` are all true)."""
+        return _as_bool(self.get(name)) is True
+
     def field_line(self, name: str) -> int | None:
         """The line of a field, or the entry's own line when the field is absent."""
         line = self.raw.line_of(name) if isinstance(self.raw, LineDict) else None
@@ -59,179 +83,412 @@ class Entry:
 class ChangelogDiff:
     """How the head changelog relates to the base one."""
 
-    appended: list[Entry]
-    is_prefix: bool
-    edits: list[Problem]
-    hygiene: list[Problem]
-    duplicates: list[Duplicate]
-    unreadable: Problem | None = None
-    link_only_edits: list[Entry] = field(default_factory=list)
-    # New entries written above the end (each also in `edits` as changelog-inserted): they still
-    # name the keys the PR changed, so coverage counts them.
+    # New entries at the end of the file: their pr-link and keys are checked against the PR.
+    appended: list[Entry] = field(default_factory=list)
+    # New entries written above the end (each also a problem): they still name the keys the PR
+    # changed, so coverage counts them.
     inserted: list[Entry] = field(default_factory=list)
-    # The base file did not parse (this PR repairs it): edits above the end could not be checked.
-    base_unreadable: Problem | None = None
+    # Old entries whose only change is a different pr-link: (the head entry, the old link).
+    corrections: list[tuple[Entry, str]] = field(default_factory=list)
+    # Rules the PR broke (blocking), and rules the base already broke (unverified).
+    problems: list[Problem] = field(default_factory=list)
+    base_problems: list[Problem] = field(default_factory=list)
 
 
-def _entries(data: Any, first_index: int) -> list[Entry]:
-    if not isinstance(data, list):
-        return []
-    lines = data.lines if isinstance(data, LineList) else [None] * len(data)
-    return [Entry(first_index + i, lines[i], item) for i, item in enumerate(data)]
+@lru_cache(maxsize=1024)
+def _wildcard(pattern: str) -> re.Pattern[str]:
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
 
 
-def _hygiene(text: str, head: bytes, path: str, start_line: int) -> list[Problem]:
-    """Tabs, CRs and the final newline, in the part of the file this PR wrote."""
+def pattern_matches(pattern: str, key: str) -> bool:
+    """A `config-keys` item as the sweep reads it: the key itself, or with `*` standing for any
+    text, matching the whole key (`?` and `[` are plain characters)."""
+    if "*" not in pattern:
+        return pattern == key
+    return _wildcard(pattern).fullmatch(key) is not None
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _LAX_BOOLEANS:
+        return value.strip().lower() in ("1", "on", "t", "true", "y", "yes")
+    return None
+
+
+def _is_strings(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def schema_problems(entry: Entry, path: str) -> list[Problem]:
+    """What the gate's entry schema refuses: missing or mistyped fields, unknown fields, and an
+    append-only entry that also asks for evals."""
+    raw = entry.raw
+    if not isinstance(raw, dict):
+        return [Problem("changelog-entry-not-mapping", path, entry.line, {"index": entry.index + 1})]
+    out: list[Problem] = []
+
+    def bad(name: str, expected: str) -> None:
+        params = {"field": name, "expected": expected, "index": entry.index + 1}
+        out.append(Problem("changelog-field-invalid", path, entry.field_line(name), params))
+
+    for name in ("config-keys", "description"):
+        if not _is_strings(raw.get(name)):
+            bad(name, "list")
+    if not isinstance(raw.get("pr-link"), str):
+        bad("pr-link", "url")
+    scenarios = raw.get("scenario-type")
+    if scenarios is not None and not (
+        isinstance(scenarios, list) and scenarios and all(s in SCENARIO_TYPES for s in scenarios)
+    ):
+        bad("scenario-type", "scenarios")
+    for name in ("evals-only", "all-evals", "append-only"):
+        if name in raw and _as_bool(raw[name]) is None:
+            bad(name, "bool")
+    ep = raw.get("eval-min-prefill-ep")
+    if ep is not None and (isinstance(ep, bool) or not isinstance(ep, int) or ep < 1):
+        bad("eval-min-prefill-ep", "positive")
+    for name in raw:
+        if name not in KNOWN_FIELDS:
+            out.append(
+                Problem(
+                    "changelog-unknown-field",
+                    path,
+                    entry.field_line(name),
+                    {"field": str(name), "index": entry.index + 1},
+                )
+            )
+    if entry.flag("append-only"):
+        for name in EVAL_FIELDS:
+            if name in raw and (raw[name] is not None if name == "eval-min-prefill-ep" else entry.flag(name)):
+                out.append(
+                    Problem("changelog-append-only-evals", path, entry.field_line(name), {"field": name})
+                )
+    return out
+
+
+def _line_at(data: bytes, position: int, first_line: int = 1) -> int:
+    return first_line + data.count(b"\n", 0, position)
+
+
+def _read(path: str, data: bytes, first_line: int, first_index: int) -> tuple[list[Entry], list[Problem]]:
+    """Entries of a whole file or of an appended part, and every rule of the gate's file check it
+    breaks (CR, tab, NUL, UTF-8, YAML, duplicate keys, a list, one `- config-keys:` line per
+    entry, the schema). The final newline is checked by the caller, on the whole file."""
+    problems = [
+        Problem(kind, path, _line_at(data, data.index(needle), first_line))
+        for kind, needle in (("changelog-cr", b"\r"), ("changelog-tab", b"\t"))
+        if needle in data
+    ]
+    try:
+        loaded = load(decode(data), line_offset=first_line - 1)
+    except YamlProblem as exc:
+        return [], [*problems, from_yaml(exc, path)]
+    problems += [
+        Problem("changelog-duplicate-key", path, d.line, {"key": d.key, "first_line": d.first_line})
+        for d in loaded.duplicates
+    ]
+    data_list = loaded.data
+    if data_list is None:
+        return [], problems
+    if not isinstance(data_list, list):
+        return [], [*problems, Problem("changelog-not-list", path, first_line)]
+    lines = data_list.lines if isinstance(data_list, LineList) else [None] * len(data_list)
+    entries = [Entry(first_index + i, lines[i], item) for i, item in enumerate(data_list)]
+    starts = len(_ENTRY_LINE.findall(data))
+    if starts != len(entries):
+        problems.append(
+            Problem("changelog-entry-count", path, first_line, {"lines": starts, "entries": len(entries)})
+        )
+    for entry in entries:
+        problems += schema_problems(entry, path)
+    return entries, problems
+
+
+def _final_newline(path: str, data: bytes) -> list[Problem]:
+    if data and not data.endswith(b"\n"):
+        return [Problem("changelog-no-final-newline", path, data.count(b"\n") + 1)]
+    return []
+
+
+def _first_difference(a: bytes, b: bytes) -> int:
+    """The length of the common prefix of two byte strings (binary search: slices compare in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _bytes_changed(path: str, message_id: str, base: bytes, head: bytes) -> Problem:
+    """A byte rule broken: where the first changed line is, and whether only whitespace differs."""
+    position = _first_difference(base, head)
+    line = _line_at(head, head.rfind(b"\n", 0, position) + 1)
+    return Problem(message_id, path, line, {"line": line, "whitespace": base.split() == head.split()})
+
+
+def _blank_lines_before(data: bytes, position: int) -> tuple[int, bool]:
+    """How many lines stand between the previous entry and `position` (all blank or all space),
+    and whether one of them holds spaces (a line of spaces is not an empty line)."""
+    lines = data[:position].split(b"\n")[:-1]
+    count, spaces = 0, False
+    for line in reversed(lines):
+        if line.strip():
+            break
+        count += 1
+        spaces = spaces or bool(line)
+    return count, spaces
+
+
+def _layout_rules(path: str, prefix: bytes, suffix: bytes, first_line: int) -> list[Problem]:
+    """The appended part: one empty line after the last old entry (none more if the base already
+    ends with one), exactly one empty line between new entries, no whitespace at line ends."""
     problems: list[Problem] = []
-    for kind, needle in (("changelog-tab", "\t"), ("changelog-cr", "\r")):
-        position = text.find(needle)
-        if position >= 0:
-            problems.append(Problem(kind, path, start_line + text[:position].count("\n")))
-    if head and not head.endswith(b"\n"):
-        problems.append(Problem("changelog-no-final-newline", path, head.count(b"\n") + 1))
-    elif head.endswith(b"\n\n"):
-        problems.append(Problem("changelog-trailing-blank", path, head.rstrip(b"\n").count(b"\n") + 2))
+    starts = [m.start() for m in _ENTRY_LINE.finditer(suffix)]
+    if not starts:
+        return problems
+    expected = ENTRY_START if (prefix.endswith(b"\n\n") or not prefix) else b"\n" + ENTRY_START
+    if not suffix.startswith(expected):
+        blanks, spaces = _blank_lines_before(prefix + suffix, len(prefix) + starts[0])
+        problems.append(
+            Problem(
+                "changelog-separator",
+                path,
+                _line_at(suffix, starts[0], first_line),
+                {
+                    "blanks": blanks,
+                    "spaces": spaces,
+                    "other": bool(suffix[: starts[0]].strip()),
+                },
+            )
+        )
+    whole = prefix + suffix
+    for start in starts[1:]:
+        before = whole[: len(prefix) + start]
+        if not before.endswith(b"\n\n") or before.endswith(b"\n\n\n"):
+            blanks, spaces = _blank_lines_before(whole, len(prefix) + start)
+            problems.append(
+                Problem(
+                    "changelog-spacing",
+                    path,
+                    _line_at(suffix, start, first_line),
+                    {"blanks": blanks, "spaces": spaces},
+                )
+            )
+    trailing = [m.start() for m in _TRAILING_SPACE.finditer(suffix)]
+    if trailing:
+        line = _line_at(suffix, trailing[0], first_line)
+        problems.append(Problem("changelog-trailing-space", path, line, {"count": len(trailing)}))
     return problems
 
 
-def _spacing(tail: str, path: str, first_line: int) -> list[Problem]:
-    """Every new entry must follow exactly one blank line."""
-    problems: list[Problem] = []
-    lines = tail.split("\n")
-    for number, line in enumerate(lines):
-        if not line.startswith("-"):
-            continue
-        blanks = 0
-        while number - blanks - 1 >= 0 and lines[number - blanks - 1].strip() == "":
-            blanks += 1
-        reached_top = number - blanks == 0
-        if blanks != 1 and not (reached_top and blanks == 0 and first_line == 1):
-            problems.append(Problem("changelog-spacing", path, first_line + number, {"blanks": blanks}))
-    return problems
+def _base_check(path: str, base: bytes) -> tuple[list[Entry], list[Problem]]:
+    """The base as the gate checks a whole file; too long a history is named, not parsed."""
+    if len(base) > MAX_BYTES:
+        return [], [Problem("changelog-base-too-large", path, None, {"size": len(base), "limit": MAX_BYTES})]
+    entries, problems = _read(path, base, 1, 0)
+    return entries, _final_newline(path, base) + problems
+
+
+def _starts_new_items(suffix: bytes) -> bool:
+    """Whether text added after the last old entry can only add entries (or be empty): its first
+    non-blank line starts a new top-level item or is a comment, not part of the last entry."""
+    for line in suffix.split(b"\n"):
+        if line.strip():
+            return line[:1] in (b"-", b"#") and not line.startswith(b"---")
+    return True
 
 
 def compare(path: str, base: bytes | None, head: bytes | None) -> ChangelogDiff:
-    """Classify the head changelog against the base: appended entries, or what was edited."""
+    """Classify the head changelog against the base and list every rule the change breaks."""
+    if head is None:
+        return ChangelogDiff(problems=[Problem("changelog-deleted", path, None, {"path": path})])
     base = base or b""
-    head = head or b""
-    try:
-        head_text = decode(head)
-        decode(base)
-    except YamlProblem as exc:
-        return ChangelogDiff([], False, [], [], [], from_yaml(exc, path))
+    if head == base:
+        return ChangelogDiff()
+    prefix = base
     if base and not base.endswith(b"\n") and head.startswith(base + b"\n"):
-        # Adding the missing final newline is not an edit of the last entry.
-        base += b"\n"
-    if head.startswith(base):
-        tail_text = head_text[len(base.decode("utf-8")) :]
-        base_lines = base.count(b"\n")
-        if base and not base.endswith(b"\n"):
-            return _full_compare(path, base, head_text)
-        try:
-            loaded = load(tail_text, line_offset=base_lines) if tail_text.strip() else None
-        except YamlProblem as exc:
-            return ChangelogDiff([], True, [], [], [], from_yaml(exc, path))
-        data = loaded.data if loaded else None
-        if data is not None and not isinstance(data, list):
-            return ChangelogDiff([], True, [], [], [], Problem("changelog-not-list", path, base_lines + 1))
-        base_count = _count_entries(base)
-        appended = _entries(data, base_count) if data else []
-        hygiene = _hygiene(tail_text, head, path, base_lines + 1)
-        if appended:
-            hygiene += _spacing(tail_text, path, base_lines + 1)
-        return ChangelogDiff(appended, True, [], hygiene, loaded.duplicates if loaded else [])
-    return _full_compare(path, base, head_text)
+        prefix = base + b"\n"  # the missing final newline, added: the base's problem, not an edit
+    if head.startswith(prefix) and _starts_new_items(head[len(prefix) :]):
+        return _appended(path, base, prefix, head)
+    return _rewritten(path, base, head)
 
 
-_ENTRY_START = re.compile(rb"^- ", re.MULTILINE)
+def _appended(path: str, base: bytes, prefix: bytes, head: bytes) -> ChangelogDiff:
+    """The head is the base's bytes plus text after them: parse only that text as the PR's."""
+    base_entries, base_problems = _base_check(path, base) if base else ([], [])
+    count = len(base_entries) if base_entries or not base_problems else len(_ENTRY_LINE.findall(prefix))
+    suffix = head[len(prefix) :]
+    first_line = prefix.count(b"\n") + 1
+    entries, problems = _read(path, suffix, first_line, count)
+    if entries:
+        problems += _layout_rules(path, prefix, suffix, first_line)
+    elif suffix or prefix == base:  # (only adding the base's missing final newline repairs it)
+        problems.append(_bytes_changed(path, "changelog-bytes-changed", base, head))
+    problems += _final_newline(path, head)
+    if head.endswith(b"\n\n"):
+        problems.append(Problem("changelog-trailing-blank", path, head.rstrip(b"\n").count(b"\n") + 2))
+    return ChangelogDiff(appended=entries, problems=problems, base_problems=base_problems)
 
 
-def _count_entries(data: bytes) -> int:
-    """Top-level list items in a changelog (every entry starts with '- ' in column 0)."""
-    return len(_ENTRY_START.findall(data))
+def _rewritten(path: str, base: bytes, head: bytes) -> ChangelogDiff:
+    """Bytes above the end changed: both versions parsed in full and compared entry by entry."""
+    if len(head) > MAX_BYTES:
+        # Too long to parse here; the gate's byte rule alone already refuses the change.
+        return ChangelogDiff(problems=[_bytes_changed(path, "changelog-history-bytes", base, head)])
+    head_entries, head_problems = _read(path, head, 1, 0)
+    head_problems = _final_newline(path, head) + head_problems
+    base_entries, base_problems = _base_check(path, base) if base else ([], [])
+    # What the base already breaks the PR did not break (it may be repairing it).
+    already = {p.message_id for p in base_problems}
+    problems = [p for p in head_problems if p.message_id not in already]
+    if any(p.message_id != "changelog-no-final-newline" for p in head_problems):
+        return ChangelogDiff(problems=problems, base_problems=base_problems)
+    if base_problems:
+        return ChangelogDiff(
+            appended=_not_in_base(head_entries, head, base), problems=problems, base_problems=base_problems
+        )
+    result = _entry_changes(path, base_entries, head_entries)
+    result.problems = problems + result.problems
+    if not result.problems:
+        result.problems += _byte_rules(path, base, head, result)
+    return result
 
 
-def _full_compare(path: str, base: bytes, head_text: str) -> ChangelogDiff:
-    """The slow path: both files parsed; report each edited, removed or inserted entry."""
-    try:
-        head_loaded = load(head_text)
-    except YamlProblem as exc:
-        return ChangelogDiff([], False, [], [], [], from_yaml(exc, path))
-    try:
-        base_data = load(base.decode("utf-8")).data or []
-    except YamlProblem as exc:
-        return _repaired(path, base.decode("utf-8"), head_text, head_loaded, exc)
-    head_data = head_loaded.data or []
-    if not isinstance(head_data, list) or not isinstance(base_data, list):
-        return ChangelogDiff([], False, [], [], [], Problem("changelog-not-list", path, 1))
-    old = _entries(base_data, 0)
-    new = _entries(head_data, 0)
-    edits: list[Problem] = []
-    link_only: list[Entry] = []
-    inserted_entries: list[Entry] = []
+def _not_in_base(entries: list[Entry], head: bytes, base: bytes) -> list[Entry]:
+    """With an unreadable base: the entries whose text the base does not contain are new."""
+    lines = head.split(b"\n")
+    starts = [e.line or 1 for e in entries] + [len(lines) + 1]
+    return [
+        entry
+        for entry, start, end in zip(entries, starts, starts[1:], strict=False)
+        if b"\n".join(lines[start - 1 : end - 1]).strip() not in base
+    ]
+
+
+def _frozen(raw: Any) -> str:
+    return json.dumps(raw, sort_keys=True, default=str)
+
+
+def _without_link(raw: Any) -> Any:
+    return {k: v for k, v in raw.items() if k != "pr-link"} if isinstance(raw, dict) else raw
+
+
+def _entry_changes(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDiff:
+    """Old entries compared with the head's by position, as the gate does; when they are not all
+    in place, say what happened to them: moved, edited, removed, or pushed down by an insertion."""
+    in_place = len(new) >= len(old) and all(
+        _without_link(before.raw) == _without_link(after.raw) for before, after in zip(old, new, strict=False)
+    )
+    if in_place:
+        result = ChangelogDiff(appended=new[len(old) :])
+        for before, after in zip(old, new, strict=False):
+            if before.raw == after.raw:
+                continue
+            old_link, new_link = str(before.get("pr-link") or ""), str(after.get("pr-link") or "")
+            if old_link == new_link:
+                params = {"index": after.index + 1}
+                result.problems.append(Problem("changelog-reformatted", path, after.line, params))
+            else:
+                result.corrections.append((after, old_link))
+        if result.corrections and result.appended:
+            result.problems += [
+                Problem("changelog-link-edit-mixed", path, entry.line, {"index": entry.index + 1})
+                for entry, _ in result.corrections
+            ]
+        return result
+    if _keeps_every_entry(old, new):
+        extra = _extra(old, new)
+        kept = [entry for entry in new if entry not in extra]
+        if any(before.raw != after.raw for before, after in zip(old, kept, strict=True)):
+            # One finding for a reorder, however many entries it moved (#1161 moved 202).
+            moved = [after for before, after in zip(old, kept, strict=True) if before.raw != after.raw]
+            params = {"count": len(moved), "index": moved[0].index + 1}
+            problem = Problem("changelog-moved", path, moved[0].line, params)
+            return ChangelogDiff(inserted=extra, problems=[problem])
+    return _aligned(path, old, new)
+
+
+def _keeps_every_entry(old: list[Entry], new: list[Entry]) -> bool:
+    """Whether every old entry is still in the head, however reordered."""
+    have = Counter(_frozen(e.raw) for e in new)
+    have.subtract(_frozen(e.raw) for e in old)
+    return all(count >= 0 for count in have.values())
+
+
+def _extra(old: list[Entry], new: list[Entry]) -> list[Entry]:
+    """The head entries left over once each old entry is matched with an equal one."""
+    unmatched = Counter(_frozen(e.raw) for e in old)
+    extra = []
+    for entry in new:
+        key = _frozen(entry.raw)
+        if unmatched[key] > 0:
+            unmatched[key] -= 1
+        else:
+            extra.append(entry)
+    return extra
+
+
+def _aligned(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDiff:
+    """Match the old entries, in order, against the head's: each one missing is edited (same
+    keys at that place) or removed; head entries skipped over were inserted."""
+    result = ChangelogDiff()
     common = 0
     while common < min(len(old), len(new)) and old[common].raw == new[common].raw:
         common += 1
-    # Entries after the common prefix: match the old ones against the head's, in order.
     old_rest, new_rest = old[common:], new[common:]
     position = 0
     for entry in old_rest:
         match = next((i for i in range(position, len(new_rest)) if new_rest[i].raw == entry.raw), None)
-        if match is None and position < len(new_rest) and _same_but_link(entry.raw, new_rest[position].raw):
-            link_only.append(new_rest[position])
-            position += 1
-            continue
         if match is None:
             target = new_rest[position] if position < len(new_rest) else None
-            if (
-                target is not None
-                and isinstance(target.raw, dict)
-                and isinstance(entry.raw, dict)
-                and set(target.config_keys) & set(Entry(0, None, entry.raw).config_keys)
-            ):
-                edits.append(Problem("changelog-edited", path, target.line, {"index": entry.index + 1}))
+            if target is not None and set(target.config_keys) & set(entry.config_keys):
+                result.problems.append(
+                    Problem("changelog-edited", path, target.line, {"index": entry.index + 1})
+                )
                 position += 1
             else:
-                edits.append(
-                    Problem(
-                        "changelog-removed",
-                        path,
-                        target.line if target else None,
-                        {"index": entry.index + 1, "keys": Entry(0, None, entry.raw).config_keys},
-                    )
+                params = {"index": entry.index + 1, "keys": entry.config_keys}
+                result.problems.append(
+                    Problem("changelog-removed", path, target.line if target else None, params)
                 )
             continue
         for inserted in new_rest[position:match]:
-            edits.append(Problem("changelog-inserted", path, inserted.line, {"index": inserted.index + 1}))
-            inserted_entries.append(inserted)
+            params = {"index": inserted.index + 1}
+            result.problems.append(Problem("changelog-inserted", path, inserted.line, params))
+            result.inserted.append(inserted)
         position = match + 1
-    appended = new_rest[position:]
-    hygiene = _hygiene(head_text, head_text.encode("utf-8"), path, 1)
-    return ChangelogDiff(
-        appended, False, edits, hygiene, head_loaded.duplicates, None, link_only, inserted_entries
-    )
+    result.appended = new_rest[position:]
+    return result
 
 
-def _repaired(path: str, base_text: str, head_text: str, head: Loaded, exc: YamlProblem) -> ChangelogDiff:
-    """The head parses but the base does not: entries whose text the base already has are old."""
-    if not isinstance(head.data, list):
-        return ChangelogDiff([], False, [], [], [], Problem("changelog-not-list", path, 1))
-    entries = _entries(head.data, 0)
-    lines = head_text.split("\n")
-    starts = [e.line or 1 for e in entries] + [len(lines) + 1]
-    new = [
-        entry
-        for entry, start, end in zip(entries, starts, starts[1:], strict=False)
-        if "\n".join(lines[start - 1 : end - 1]).strip() not in base_text
-    ]
-    problem = Problem("changelog-base-unreadable", path, exc.line, {"path": path, "detail": exc.detail})
-    hygiene = _hygiene(head_text, head_text.encode("utf-8"), path, 1)
-    return ChangelogDiff(new, False, [], hygiene, head.duplicates, base_unreadable=problem)
-
-
-def _same_but_link(old: Any, new: Any) -> bool:
-    if not isinstance(old, dict) or not isinstance(new, dict):
-        return False
-    return {k: v for k, v in old.items() if k != "pr-link"} == {
-        k: v for k, v in new.items() if k != "pr-link"
-    }
+def _byte_rules(path: str, base: bytes, head: bytes, result: ChangelogDiff) -> list[Problem]:
+    """With every old entry in place: which bytes may differ. New entries: none above the end
+    (and this path is taken only when the head does not start with the base). Corrections only:
+    just the `  pr-link:` lines, one each. Neither: none at all."""
+    if result.appended:
+        return [_bytes_changed(path, "changelog-history-bytes", base, head)]
+    if not result.corrections:
+        return [_bytes_changed(path, "changelog-bytes-changed", base, head)]
+    old_lines, new_lines = base.splitlines(keepends=True), head.splitlines(keepends=True)
+    if len(old_lines) != len(new_lines):
+        return [_bytes_changed(path, "changelog-correction-bytes", base, head)]
+    changed = 0
+    for number, (before, after) in enumerate(zip(old_lines, new_lines, strict=True), start=1):
+        if before == after:
+            continue
+        changed += 1
+        link_lines = before.startswith(PR_LINK_LINE) and after.startswith(PR_LINK_LINE)
+        whole_lines = before.endswith(b"\n") and after.endswith(b"\n")
+        if not (link_lines and whole_lines) or _TRAILING_SPACE.search(after):
+            return [
+                Problem("changelog-correction-bytes", path, number, {"line": number, "whitespace": False})
+            ]
+    if changed != len(result.corrections):
+        return [_bytes_changed(path, "changelog-correction-bytes", base, head)]
+    return []

@@ -8,6 +8,8 @@ from typing import NamedTuple
 from bot.sources.snapshot import Snapshot
 
 E2E_ROOT = "inferencex-e2e/"
+# Before InferenceX moved them to the root (#1992), the master configs lived here.
+OLDER_CONFIGS = ".github/configs/"
 
 
 class Layout(NamedTuple):
@@ -28,10 +30,12 @@ class Layout(NamedTuple):
         return f"{self.root}perf-changelog.yaml"
 
     def is_master_config(self, path: str) -> bool:
-        if not path.startswith(self.configs_dir):
-            return False
-        name = path[len(self.configs_dir) :]
-        return "/" not in name and fnmatch.fnmatch(name, "*master.yaml")
+        """`<root>configs/*master.yaml`, or the same name in the older `.github/configs/`."""
+        for folder in (self.configs_dir, OLDER_CONFIGS):
+            if path.startswith(folder):
+                name = path[len(folder) :]
+                return "/" not in name and fnmatch.fnmatch(name, "*master.yaml")
+        return False
 
     def recipe_path(self, srt_recipe: str, recipe_dir: str | None, multinode: bool) -> str:
         """The repository path of a point's `srt-recipe` (selector already removed)."""
@@ -40,6 +44,13 @@ class Layout(NamedTuple):
             return f"{self.root}benchmarks/{kind}/srt-slurm-recipes/{recipe_dir.strip('/')}/{srt_recipe}"
         return f"{self.root}{srt_recipe}"
 
+    def legacy_recipe_path(self, config_file: str) -> str:
+        """The repository path of an older multinode row's `CONFIG_FILE=`: either `recipes/<path>`
+        (under the multinode srt-slurm-recipes folder) or already a path from the root."""
+        if config_file.startswith("benchmarks/"):
+            return f"{self.root}{config_file}"
+        return f"{self.root}benchmarks/multi_node/srt-slurm-recipes/{config_file.removeprefix('recipes/')}"
+
 
 def detect(snapshot: Snapshot) -> Layout:
     """`inferencex-e2e/` when `inferencex-e2e/configs/` exists at this ref, else the repo root."""
@@ -47,4 +58,10 @@ def detect(snapshot: Snapshot) -> Layout:
 
 
 def master_config_paths(snapshot: Snapshot, layout: Layout) -> list[str]:
-    return sorted(p for p in snapshot.list_files(layout.configs_dir) if layout.is_master_config(p))
+    """The master configs at one ref: under `<root>configs/`, else in the older `.github/configs/`
+    (so that a move from there changes no key)."""
+    for folder in (layout.configs_dir, OLDER_CONFIGS):
+        paths = sorted(p for p in snapshot.list_files(folder) if layout.is_master_config(p))
+        if paths:
+            return paths
+    return []

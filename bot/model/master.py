@@ -336,7 +336,7 @@ def _line_of(container: Any, key: Any) -> int | None:
 
 
 def _selector_from_settings(settings: Any) -> tuple[str | None, str | None]:
-    """Older multinode rows name a recipe as `CONFIG_FILE=recipes/<path>:<selector>`."""
+    """Older multinode rows name a recipe as `CONFIG_FILE=<path>[:<selector>]`."""
     if not isinstance(settings, list):
         return None, None
     for item in settings:
@@ -452,8 +452,7 @@ def _build_point(
         topo, gpus = reader.workers(point, line)
         legacy_path, legacy_selector = _selector_from_settings(topo.get("additional-settings"))
         if recipe_field is None and legacy_path:
-            legacy = legacy_path.removeprefix("recipes/")
-            recipe = f"{reader.layout.root}benchmarks/multi_node/srt-slurm-recipes/{legacy}"
+            recipe = reader.layout.legacy_recipe_path(legacy_path)
             selector = legacy_selector
         multinode = True
     else:

@@ -74,6 +74,10 @@ class GitRepo:
         except GitError:
             return base
 
+    def commit_message(self, sha: str) -> str:
+        """The full message of a commit (`[skip-sweep]` in it holds InferenceX's sweep back)."""
+        return _git(self.path, "log", "-1", "--format=%B", sha)
+
     def changed_files(self, base: str, head: str) -> list[str]:
         """Paths that differ between two commits (renames count as delete + add)."""
         out = _git(self.path, "diff", "--name-only", "--no-relative", "--no-renames", "-z", base, head)

@@ -173,7 +173,7 @@ class GitHubSource:
     def load(self, number: int, *, pull: GhPull | None = None) -> PullInfo:
         """Metadata, merge base, changed files and comments of pull request `number`."""
         pull = pull or self.pull(number)
-        merge_base, files, notes = self.changed_files(pull)
+        merge_base, files, notes, head_message = self.changed_files(pull)
         comments = self.call(msg("action-doing-comments"), lambda: self.comments(pull))
         request = PullRequest(
             title=pull.title or "",
@@ -181,23 +181,35 @@ class GitHubSource:
             labels=tuple(label.name for label in pull.labels),
             number=pull.number,
             url=pull.html_url,
+            repository=self.repo.html_url,
             author=pull.user.login if pull.user else None,
             comments=comments,
             is_pull_request=True,
+            head_message=head_message,
+            draft=bool(pull.draft),
+            from_fork=pull.head.repo is None or pull.head.repo.full_name != self.repo.full_name,
         )
         return PullInfo(
             number, pull, request, bool(pull.draft), pull.state, merge_base, pull.head.sha, files, notes
         )
 
-    def changed_files(self, pull: GhPull) -> tuple[str, list[str], list[Msg]]:
-        """The merge base of the PR's base and head, and the files changed since it (renames: both names)."""
+    def changed_files(self, pull: GhPull) -> tuple[str, list[str], list[Msg], str]:
+        """The merge base of the PR's base and head, the files changed since it (renames: both
+        names), and the head commit's message (from the same comparison when it lists the head)."""
         doing = msg("action-doing-files")
 
-        def compare() -> tuple[str, list[Any]]:
+        def compare() -> tuple[str, list[Any], str | None]:
             comparison = self.repo.compare(pull.base.sha, pull.head.sha)
-            return comparison.merge_base_commit.sha, list(comparison.files)
+            commits = comparison.raw_data.get("commits") or []
+            last = commits[-1] if commits and isinstance(commits[-1], dict) else {}
+            message = (last.get("commit") or {}).get("message") if last.get("sha") == pull.head.sha else None
+            return comparison.merge_base_commit.sha, list(comparison.files), message
 
-        merge_base, files = self.call(doing, compare)
+        merge_base, files, head_message = self.call(doing, compare)
+        if head_message is None:  # the comparison lists at most 250 commits
+            head_message = self.call(
+                msg("action-doing-commit"), lambda: self.repo.get_commit(pull.head.sha).commit.message or ""
+            )
         notes: list[Msg] = []
         if len(files) >= COMPARE_FILE_LIMIT:
             files = self.call(doing, lambda: list(pull.get_files()))
@@ -208,7 +220,7 @@ class GitHubSource:
             names.append(item.filename)
             if item.status == "renamed" and item.previous_filename:
                 names.append(item.previous_filename)
-        return merge_base, list(dict.fromkeys(names)), notes
+        return merge_base, list(dict.fromkeys(names)), notes, head_message
 
     def comments(self, pull: GhPull) -> tuple[Comment, ...]:
         """PR comments and review bodies (for CODEOWNERS sign-offs), oldest first, the bot's own left out."""

@@ -1,0 +1,86 @@
+"""Where the review looks for master configs (DESIGN.md §1 "Layout"), on small real repositories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bot.local import LocalRequest, run_local
+from tests.conftest import CHANGELOG, MASTER, commit
+
+
+def _review(repo: Path, base: str, head: str):
+    return run_local(LocalRequest(repo=str(repo), base=base, head=head, offline=True))[0]
+
+
+def test_neither_ref_with_a_master_config_is_never_a_clean_review(tmp_path: Path) -> None:
+    repo = tmp_path / "not-inferencex"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    base = commit(repo, {"settings.yaml": "a: 1\n"}, "one")
+    head = commit(repo, {"settings.yaml": "a: 2\n"}, "two")
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "review", "--repo", str(repo), "--base", base, "--head", head,
+         "--offline", "--format", "json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "error"
+    said = {
+        (f["check"], f["severity"]) for f in report["findings"] if f["message_en"].startswith("Nothing to")
+    }
+    assert ("recipe-selection", "unverified") in said and ("changelog", "unverified") in said
+    assert not [f for f in report["findings"] if f["severity"] == "verified" and f["check"] != "labels"]
+    assert "nothing could be reviewed" in done.stderr
+    comment = subprocess.run(
+        [sys.executable, "-m", "bot", "review", "--repo", str(repo), "--base", base, "--head", head,
+         "--offline", "--lang", "en"],
+        capture_output=True, text=True, timeout=120,
+    ).stdout  # fmt: skip
+    assert "### prbot review — the review could not run" in comment
+    assert "no blocking issues" not in comment
+
+
+def test_master_configs_moved_from_the_older_folder_change_no_key(example) -> None:
+    """InferenceX moved `.github/configs/` to `configs/` (#1992): the same entries are no change."""
+    text = (example.path / MASTER).read_text()
+    older = commit(example.path, {MASTER: None, f".github/{MASTER}": text}, "the older layout")
+    moved = commit(example.path, {f".github/{MASTER}": None, MASTER: text}, "move to the root")
+    report = _review(example.path, older, moved)
+    assert report.changed_keys == {}
+    assert report.sweep_plan["total_runs"] == 0
+    assert "changelog-missing" not in [f.message_id for f in report.findings]
+    assert report.verdict != "error"
+
+
+def test_a_key_moved_to_another_master_config_is_no_change(example) -> None:
+    text = (example.path / MASTER).read_text()
+    start = text.index("# Kimi-K3 MXFP4 agentic coding")
+    end = text.index("# Qwen3.5 FP8 on MI355X")
+    block = text[start:end]
+    head = commit(
+        example.path,
+        {MASTER: text[:start] + text[end:], "configs/nvidia-master.yaml": lambda t: t + "\n" + block},
+        "move the key to the other master config",
+    )
+    report = _review(example.path, example.head, head)
+    assert report.changed_keys == {}
+    assert not [
+        f for f in report.findings if f.message_id in ("changelog-missing", "changelog-key-not-covered")
+    ]
+
+
+def test_a_removal_only_needs_no_changelog_entry(example) -> None:
+    """Losing points needs no rerun (6c23c65, 8141da5): no changelog entry is required."""
+    head = commit(
+        example.path, {MASTER: lambda t: t.replace("conc-list: [48, 56, 72]", "conc-list: [48, 56]", 1)}
+    )
+    report = _review(example.path, example.head, head)
+    ids = [f.message_id for f in report.findings]
+    assert "changelog-missing" not in ids, ids
+    assert "changelog-not-needed" in ids
+    assert report.verdict != "blocking"
+    assert (example.path / CHANGELOG).exists()
