@@ -131,6 +131,14 @@ class ReviewDiff:
     unreadable_masters: list[str] = field(default_factory=list)
     # Neither ref has a master config (the wrong repository or layout): nothing can be reviewed.
     no_masters: bool = False
+    masters_head: dict[str, MasterFile] = field(default_factory=dict, repr=False)
+
+    def head_entry(self, key: str) -> ConfigEntry | None:
+        """Any key's entry at the head (parsed on demand: the sweep runs keys the PR did not change)."""
+        if key in self.keys:
+            return self.keys[key].head
+        path = self.head_keys.get(key)
+        return self.masters_head[path].entry(key) if path in self.masters_head else None
 
 
 def image_uses(diff: ReviewDiff) -> list[ImageUse]:
@@ -314,6 +322,7 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
         codeowners=find_codeowners(base),
         unreadable_masters=unreadable,
         no_masters=not head_masters_all and not layout_mod.master_config_paths(base, layout),
+        masters_head=masters_head,
     )
 
 

@@ -24,17 +24,21 @@ CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
 )
 
 
-# The checks that have nothing to say when neither ref has a master config.
-NEED_MASTERS = ("recipe-selection", "dram", "changelog", "consistency", "sweep-plan")
+# The checks that have nothing to check when neither ref has a master config (the changelog's
+# own rules, the labels and the owners still apply).
+NEED_MASTERS = ("recipe-selection", "dram", "consistency", "sweep-plan")
 
 
 def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed") -> Finding:
+    """A check that could not finish. On the PR's content that blocks (DESIGN.md §2: a review
+    fails closed, a crash never turns into a clean verdict); a review that could not start at all
+    is `unverified` in every check, and its verdict is `error`."""
     import traceback  # only ever needed when something went wrong
 
     where = traceback.extract_tb(exc.__traceback__)[-1]
     return finding(
         check_id,
-        Severity.UNVERIFIED,
+        Severity.BLOCKING if message_id == "check-crashed" else Severity.UNVERIFIED,
         message_id,
         error=type(exc).__name__,
         where=f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}",
@@ -44,7 +48,7 @@ def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed
 def _run_check(
     check_id: str, run: Callable[[CheckContext], list[Finding]], ctx: CheckContext
 ) -> list[Finding]:
-    """A check that fails unexpectedly becomes `unverified` with the reason; the others still run."""
+    """A check that fails unexpectedly becomes a blocking finding with the reason; the others still run."""
     try:
         return run(ctx)
     except Exception as exc:
@@ -84,10 +88,13 @@ def review(
     findings: list[Finding] = []
     for check_id, run in CHECKS:
         if diff.no_masters and check_id in NEED_MASTERS:
-            findings += ctx.unreadable(check_id)  # says there is nothing to review, and nothing else
+            findings += ctx.no_masters(check_id)
             continue
         findings += _run_check(check_id, run, ctx)
-    findings += _run_check("digest", lambda c: c.unreadable("digest") or _digest(c.diff, offline), ctx)
+    if diff.no_masters:
+        findings += ctx.no_masters("digest")
+    else:
+        findings += _run_check("digest", lambda c: c.unreadable("digest") + _digest(c.diff, offline), ctx)
     published = {c.key: {"base": c.published_base, "head": c.published_head} for c in diff.keys.values()}
     aspects = {c.key: c.aspects for c in diff.keys.values()}
     try:

@@ -11,8 +11,6 @@ SEVERITY_ORDER = list(Severity)
 EXIT_CLEAN, EXIT_BLOCKING, EXIT_ERROR = 0, 1, 2
 # Findings that only say a check (or the whole review) could not run.
 NOT_RUN = ("check-crashed", "review-crashed")
-# Findings that mean the refs hold nothing prbot can review (the wrong repository or layout).
-NOTHING_TO_REVIEW = ("layout-no-masters",)
 
 
 @dataclass
@@ -39,10 +37,7 @@ class Report:
 
     @property
     def reviewed(self) -> bool:
-        """False when nothing could be reviewed: every check crashed, the diff could not be read, or
-        neither ref has a master config."""
-        if any(f.message_id in NOTHING_TO_REVIEW for f in self.findings):
-            return False
+        """False when nothing could be reviewed: every check crashed (or the diff could not be read)."""
         return any(f.message_id not in NOT_RUN for f in self.findings)
 
     @property

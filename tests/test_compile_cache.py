@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RENDER = """
 import json, sys
 from bot import messages
-params = dict(key="dsr1-fp8-b200-sglang", count=3, image=False, canary=4, removed=[8],
-              runs=[(4, None), (16, "override_tp8_c16")], gpu_hours=2, duration=600, gpus=[8], untimed=0)
+params = dict(key="dsr1-fp8-b200-sglang", count=3, changed=2, evals=1, append_only=False, canary=4,
+              removed=[8], runs=[(4, None), (16, "override_tp8_c16")], gpu_hours=2, duration=600, gpus=[8],
+              untimed=0)
 print(json.dumps([messages.render("sweep-key-plan", lang, params, markdown=md)
                   for lang in ("en", "zh") for md in (False, True)]
                  + sorted(messages.variables("sweep-key-plan"))))
@@ -47,7 +48,9 @@ def test_a_second_run_loads_what_the_first_compiled_and_renders_the_same(tmp_pat
     assert len(entries) == 6 and sum(name.startswith("catalog-") for name in entries) == 1
     assert _render_in_a_new_process(str(tmp_path)) == cold
     assert sorted(p.name for p in tmp_path.iterdir()) == entries  # nothing compiled again
-    assert cold[0].startswith("dsr1-fp8-b200-sglang: 3 runs, canary C4: C4 · C16 → override_tp8_c16")
+    assert cold[0].startswith(
+        "dsr1-fp8-b200-sglang: 3 runs (2 changed by this PR), canary C4: C4 · C16 → override_tp8_c16"
+    )
     assert cold[1].startswith("`dsr1-fp8-b200-sglang`: 3 runs") and "`override_tp8_c16`" in cold[1]
     assert _render_in_a_new_process("") == cold  # no cache at all
 

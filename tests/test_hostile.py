@@ -659,14 +659,15 @@ def test_one_crashing_check_leaves_the_others_running(review_example, monkeypatc
     monkeypatch.setattr(engine, "CHECKS", checks)
     report = review_example()
     crashed = [f for f in report.findings if f.message_id == "check-crashed"]
-    assert [(f.check, f.severity) for f in crashed] == [("dram", Severity.UNVERIFIED)]
+    assert [(f.check, f.severity) for f in crashed] == [("dram", Severity.BLOCKING)]  # fails closed
     assert crashed[0].params["error"] == "RuntimeError"
     ids = {f.message_id for f in report.findings}
     assert {"selection-ok", "changelog-appended", "labels-ok"} <= ids
-    assert report.reviewed and report.exit_code == EXIT_CLEAN  # a crash is not a blocking finding
+    assert report.reviewed and report.exit_code == EXIT_BLOCKING and report.verdict == "blocking"
     comment = render_comment(report, lang="en")
-    not_checked = comment.split("#### Not checked", 1)[1]
-    assert "**dram** — This check stopped on an unexpected RuntimeError" in not_checked
+    blocking = comment.split("#### Blocking", 1)[1].split("####", 1)[0]
+    assert "**dram** — This check stopped on an unexpected RuntimeError" in blocking
+    assert "no blocking issues" not in comment
 
 
 def test_a_crash_beside_a_real_blocking_finding_exits_1(review_example, monkeypatch) -> None:
@@ -680,8 +681,9 @@ def test_every_check_crashing_exits_2(review_example, monkeypatch) -> None:
     monkeypatch.setattr(engine, "CHECKS", tuple((cid, _boom) for cid, _ in engine.CHECKS))
     monkeypatch.setattr(engine, "_digest", lambda diff, offline: _boom(None))
     report = review_example()
-    assert not report.reviewed and report.exit_code == EXIT_ERROR
-    assert len(render_comment(report)) > 0
+    assert not report.reviewed and report.exit_code == EXIT_ERROR and report.verdict == "error"
+    comment = render_comment(report, lang="en")
+    assert "### prbot review — the review could not run" in comment and "no blocking issues" not in comment
 
 
 def test_a_failing_diff_is_reported_by_every_check_and_exits_2(review_example, monkeypatch) -> None:
@@ -692,7 +694,8 @@ def test_a_failing_diff_is_reported_by_every_check_and_exits_2(review_example, m
     report = review_example()
     assert {f.check for f in report.findings} == set(engine.CHECK_IDS)
     assert {f.message_id for f in report.findings} == {"review-crashed"}
-    assert report.exit_code == EXIT_ERROR
+    assert report.exit_code == EXIT_ERROR and report.verdict == "error"
+    assert "the review could not run" in render_comment(report, lang="en")
     assert "no check could run" in render_comment(report, lang="en")
 
 

@@ -12,7 +12,16 @@ from bot.report import Report
 
 def _huge_report() -> Report:
     runs = [(c, None) for c in (1, 2, 4, 8, 16, 32, 64, 128)]
-    plan = {"count": 8, "image": False, "canary": 1, "runs": runs, "removed": [], "duration": 600}
+    plan = {
+        "count": 8,
+        "changed": 8,
+        "evals": 0,
+        "append_only": False,
+        "canary": 1,
+        "runs": runs,
+        "removed": [],
+    }
+    plan["duration"] = 600
     plans = [
         finding("sweep-plan", Severity.INFO, "sweep-key-plan", config_key=f"key-{i}", key=f"key-{i}",
                 gpus=[8], gpu_hours=1.5, untimed=0, **plan)

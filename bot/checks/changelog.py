@@ -153,9 +153,9 @@ def check(ctx: CheckContext) -> list[Finding]:
     if len(log.problems) > MAX_PROBLEMS_LISTED:
         more = len(log.problems) - MAX_PROBLEMS_LISTED
         out.append(finding(CHECK, Severity.BLOCKING, "changelog-more-edits", file=file, count=more))
-    if log.base_problems:
+    if any(p.message_id != "changelog-base-too-large" for p in log.base_problems):
         out.append(finding(CHECK, Severity.UNVERIFIED, "changelog-base-broken", file=file, path=file))
-        out += [from_problem(CHECK, Severity.UNVERIFIED, p) for p in log.base_problems[:MAX_PROBLEMS_LISTED]]
+    out += [from_problem(CHECK, Severity.UNVERIFIED, p) for p in log.base_problems[:MAX_PROBLEMS_LISTED]]
     out += _corrections(ctx, file)
     new_entries = log.appended + log.inserted  # inserted ones are blocking already, but still checked
     for entry in new_entries:

@@ -23,18 +23,17 @@ class CheckContext:
         """Changed keys that still exist at the head."""
         return [c for c in self.diff.keys.values() if c.head is not None]
 
+    def no_masters(self, check: str) -> list[Finding]:
+        """What a check that needs master configs says when neither ref has one: the review is
+        never clean then (a warning, once), and each such check says it did not run."""
+        if check != "consistency":
+            return [finding(check, Severity.UNVERIFIED, "unchecked-no-masters")]
+        folders = [self.diff.layout.configs_dir, OLDER_CONFIGS]
+        return [finding(check, Severity.WARNING, "layout-no-masters", folders=folders)]
+
     def unreadable(self, check: str) -> list[Finding]:
-        """`unverified` when a changed master config could not be read, so its keys went unchecked,
-        or when neither ref has any master config."""
-        if self.diff.no_masters:
-            folders = [self.diff.layout.configs_dir, OLDER_CONFIGS]
-            return [finding(check, Severity.UNVERIFIED, "layout-no-masters", folders=folders)]
+        """`unverified` when a changed master config could not be read, so its keys went unchecked."""
         paths = self.diff.unreadable_masters
         if not paths:
             return []
         return [finding(check, Severity.UNVERIFIED, "unchecked-unreadable-master", paths=paths)]
-
-
-def short_list(values: list[int]) -> str:
-    """A published set as the reviewers write it: `[1, 4, 14]`."""
-    return "[" + ", ".join(str(v) for v in values) + "]"

@@ -1,46 +1,157 @@
-"""`sweep-plan`: which matrix points the PR will run, the canary, and the GPU-hours it costs."""
+"""`sweep-plan`: what InferenceX's sweep will run for this PR, as its `process_changelog.py`
+computes it (DESIGN.md §2): every key named by an appended changelog entry, with its whole head
+matrix (restricted to the entry's `scenario-type`, each key and scenario once), only the new
+points for `append-only` entries, no throughput runs for `evals-only` / `all-evals`, the lowest
+concurrency per parallelism config under the trimming label, and eval jobs counted apart. Also
+which of those runs the PR changed, and the GPU-hours they cost."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
+from bot.checks import sweep_matrix
 from bot.checks.context import CheckContext
-from bot.diff import KeyChange, Run
+from bot.checks.sweep_matrix import Row
+from bot.checks.sweep_rules import appended, keys_named, primary_labels, sweep_start
+from bot.diff import KeyChange
 from bot.findings import Finding, Severity, finding
+from bot.model.changelog import SCENARIO_TYPES, Entry
 
 CHECK = "sweep-plan"
 
 
-def _run_json(run: Run) -> dict[str, Any]:
+def _changed_idents(change: KeyChange | None) -> set[Any] | None:
+    """The runs of a key the PR added or changed (None: all of them, e.g. a new image)."""
+    if change is None:
+        return set()
+    if (
+        change.base is None
+        or change.image_changed
+        or (change.needs_entry and not (change.added or change.changed))
+    ):
+        return None
+    return {run.ident for run in change.added + change.changed}
+
+
+def _variants(change: KeyChange | None) -> dict[Any, str | None]:
+    if change is None:
+        return {}
     return {
-        "concurrency": run.concurrency,
-        "scenario": run.point.scenario,
-        "tp": run.point.tp,
-        "gpus": run.point.gpus,
-        "line": run.point.line,
-        "variant": run.variant.name if run.variant else None,
-        "dram_utilization": str(run.point.utilization) if run.point.utilization is not None else None,
+        run.ident: run.variant.name if run.variant else None
+        for run in change.added + change.changed + change.unchanged
     }
 
 
-def _key_plan(change: KeyChange, duration: int) -> dict[str, Any]:
-    reruns = sorted(change.reruns, key=lambda r: (r.concurrency, r.point.line or 0))
-    timed = [r for r in reruns if r.point.scenario == "agentic-coding"]
-    gpu_seconds = sum(duration * r.point.gpus for r in timed)
+def _run_json(
+    row: Row, conc: int, changed: set[Any] | None, variants: dict[Any, str | None]
+) -> dict[str, Any]:
+    point = row.point
+    ident = (*point.topology, conc)
     return {
-        "reason": "image" if change.image_changed else "points",
-        "added": sorted({r.concurrency for r in change.added}),
-        "removed": sorted({r.concurrency for r in change.removed}),
-        "changed": sorted({r.concurrency for r in change.changed}),
-        "runs": [_run_json(r) for r in reruns],
-        "canary": _run_json(reruns[0]) if reruns else None,
+        "concurrency": conc,
+        "scenario": point.scenario,
+        "tp": point.tp,
+        "gpus": point.gpus,
+        "line": point.line,
+        "variant": variants.get(ident),
+        "dram_utilization": str(point.utilization) if point.utilization is not None else None,
+        "changed": changed is None or ident in changed,
+    }
+
+
+class _Selection:
+    """The rows of each key, gathered entry by entry as upstream does."""
+
+    def __init__(self) -> None:
+        self.throughput: dict[str, list[Row]] = defaultdict(list)
+        self.evals: dict[str, list[tuple[Row, int | None]]] = defaultdict(list)
+        self.scenarios: dict[str, list[str]] = defaultdict(list)
+        self.append_only: set[str] = set()
+
+
+def _select(ctx: CheckContext, trimmed: bool) -> _Selection:
+    diff, labels = ctx.diff, set(ctx.pr.labels)
+    evals_only_label, all_evals_label = "evals-only" in labels, "all-evals" in labels
+    chosen = _Selection()
+    seen_runs: dict[str, set[str]] = defaultdict(set)
+    seen_evals: dict[str, set[str]] = defaultdict(set)
+    # Upstream takes the entries asking for all evals first, so that their wider eval set wins.
+    for entry in sorted(appended(diff), key=lambda e: not e.flag("all-evals")):
+        scenarios = _scenarios(entry)
+        keys = [k for k in keys_named(diff, entry) if diff.head_entry(k) is not None]
+        if not (evals_only_label or entry.flag("evals-only") or entry.flag("all-evals")):
+            for key in keys:
+                unseen = tuple(s for s in SCENARIO_TYPES if s in scenarios and s not in seen_runs[key])
+                seen_runs[key].update(unseen)
+                matrix = sweep_matrix.rows(key, diff.head_entry(key), unseen)  # type: ignore[arg-type]
+                if entry.flag("append-only"):
+                    chosen.append_only.add(key)
+                    matrix = _new_points(matrix, diff.keys.get(key))
+                chosen.throughput[key] += sweep_matrix.trim(matrix) if trimmed else matrix
+                chosen.scenarios[key] += [s for s in unseen if s not in chosen.scenarios[key]]
+        if entry.flag("append-only"):
+            continue
+        groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for key in keys:
+            unseen = tuple(s for s in SCENARIO_TYPES if s in scenarios and s not in seen_evals[key])
+            if unseen:
+                seen_evals[key].update(unseen)
+                groups[unseen].append(key)
+        for unseen, group in groups.items():
+            matrix = [row for key in group for row in sweep_matrix.rows(key, diff.head_entry(key), unseen)]  # type: ignore[arg-type]
+            picked = sweep_matrix.eval_rows(matrix, all_evals=all_evals_label or entry.flag("all-evals"))
+            minimum = entry.get("eval-min-prefill-ep")
+            for row, conc in sweep_matrix.min_prefill_ep(
+                picked, minimum if isinstance(minimum, int) else None
+            ):
+                chosen.evals[row.key].append((row, conc))
+    return chosen
+
+
+def _scenarios(entry: Entry) -> tuple[str, ...]:
+    wanted = entry.get("scenario-type")
+    return tuple(wanted) if isinstance(wanted, list) and wanted else SCENARIO_TYPES
+
+
+def _new_points(matrix: list[Row], change: KeyChange | None) -> list[Row]:
+    """`append-only`: only the concurrencies the base matrix did not have."""
+    added = {run.ident for run in change.added} if change is not None else set()
+    out = []
+    for row in matrix:
+        concs = tuple(c for c in row.concurrencies if (*row.point.topology, c) in added)
+        if concs:
+            out.append(row._replace(concurrencies=concs))
+    return out
+
+
+def _key_plan(ctx: CheckContext, key: str, chosen: _Selection, duration: int) -> dict[str, Any]:
+    change = ctx.diff.keys.get(key)
+    changed, variants = _changed_idents(change), _variants(change)
+    jobs = chosen.throughput.get(key, [])
+    runs = sorted(
+        (_run_json(row, conc, changed, variants) for row in jobs for conc in row.concurrencies),
+        key=lambda r: (r["concurrency"], r["line"] or 0),
+    )
+    timed = [r for r in runs if r["scenario"] == "agentic-coding"]
+    gpu_seconds = sum(duration * r["gpus"] for r in timed)
+    return {
+        "scenarios": chosen.scenarios.get(key, []),
+        "append_only": key in chosen.append_only,
+        "jobs": len(jobs),
+        "runs": runs,
+        "eval_jobs": len(chosen.evals.get(key, [])),
+        "changed": sorted({r["concurrency"] for r in runs if r["changed"]}),
+        "added": sorted({r.concurrency for r in change.added}) if change else [],
+        "removed": sorted({r.concurrency for r in change.removed}) if change else [],
+        "canary": runs[0] if runs else None,
         "gpu_hours": round(gpu_seconds / 3600, 2),
-        "untimed_runs": len(reruns) - len(timed),
+        "untimed_runs": len(runs) - len(timed),
     }
 
 
 def plan(ctx: CheckContext) -> dict[str, Any]:
-    """The JSON sweep plan: per changed key, and totals (computed once per review)."""
+    """The JSON sweep plan (computed once per review)."""
     if "sweep_plan" not in ctx.memo:
         ctx.memo["sweep_plan"] = _plan(ctx)
     return ctx.memo["sweep_plan"]
@@ -48,11 +159,25 @@ def plan(ctx: CheckContext) -> dict[str, Any]:
 
 def _plan(ctx: CheckContext) -> dict[str, Any]:
     duration = ctx.settings.agentic_duration_s
-    keys = {c.key: _key_plan(c, duration) for c in ctx.live_keys()}
+    start = sweep_start(ctx)
+    trimmed = primary_labels(ctx) == [ctx.settings.trim_label]
+    chosen = _select(ctx, trimmed)
+    named = [
+        key
+        for key in dict.fromkeys([*chosen.throughput, *chosen.evals])
+        if chosen.throughput[key] or chosen.evals[key]
+    ]
+    keys = {key: _key_plan(ctx, key, chosen, duration) for key in named}
     return {
+        "starts": start.runs,
+        "reason": start.reason or None,
+        "label": start.label,
+        "trimmed": trimmed,
         "duration_s": duration,
         "keys": keys,
         "total_runs": sum(len(k["runs"]) for k in keys.values()),
+        "total_jobs": sum(k["jobs"] for k in keys.values()),
+        "total_eval_jobs": sum(k["eval_jobs"] for k in keys.values()),
         "total_gpu_hours": round(sum(k["gpu_hours"] for k in keys.values()), 2),
     }
 
@@ -60,42 +185,45 @@ def _plan(ctx: CheckContext) -> dict[str, Any]:
 def check(ctx: CheckContext) -> list[Finding]:
     sweep = plan(ctx)
     out: list[Finding] = ctx.unreadable(CHECK)
+    if not appended(ctx.diff):
+        return [*out, finding(CHECK, Severity.INFO, "sweep-nothing")]
     for key, entry in sweep["keys"].items():
         runs = entry["runs"]
-        change = ctx.diff.keys[key]
-        if not runs:
-            out.append(
-                finding(
-                    CHECK,
-                    Severity.INFO,
-                    "sweep-key-nothing",
-                    config_key=key,
-                    key=key,
-                    removed=entry["removed"],
-                )
-            )
-            continue
-        gpus = sorted({r["gpus"] for r in runs})
+        change = ctx.diff.keys.get(key)
+        where = {"file": change.file, "line": change.line} if change else {}
         out.append(
             finding(
                 CHECK,
                 Severity.INFO,
                 "sweep-key-plan",
                 config_key=key,
-                file=change.file,
-                line=change.line,
+                **where,
                 key=key,
                 count=len(runs),
-                image=change.image_changed,
-                canary=entry["canary"]["concurrency"],
+                changed=len([r for r in runs if r["changed"]]),
+                evals=entry["eval_jobs"],
+                canary=runs[0]["concurrency"] if runs else None,
                 runs=[(r["concurrency"], r["variant"]) for r in runs],
                 removed=entry["removed"],
                 duration=sweep["duration_s"],
-                gpus=gpus,
+                gpus=sorted({r["gpus"] for r in runs}),
                 gpu_hours=entry["gpu_hours"],
                 untimed=entry["untimed_runs"],
+                append_only=entry["append_only"],
             )
         )
-    if not out:
-        out.append(finding(CHECK, Severity.INFO, "sweep-nothing"))
+    out.append(
+        finding(
+            CHECK,
+            Severity.INFO,
+            "sweep-total",
+            runs=sweep["total_runs"],
+            jobs=sweep["total_jobs"],
+            evals=sweep["total_eval_jobs"],
+            gpu_hours=sweep["total_gpu_hours"],
+            starts=sweep["starts"],
+            reason=sweep["reason"] or "",
+            trimmed=sweep["trimmed"],
+        )
+    )
     return out

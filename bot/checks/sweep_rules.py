@@ -15,8 +15,11 @@ SKIP_MARKER = "[skip-sweep]"
 
 
 def appended(diff: ReviewDiff) -> list[Entry]:
-    """The entries the PR appends at the end of the changelog (what the sweep reads)."""
-    return diff.changelog.appended if diff.changelog else []
+    """The entries the PR adds to the changelog, in file order: what the sweep reads (it takes the
+    lines the diff adds; one written above the end fails the gate, but would still be swept)."""
+    if diff.changelog is None:
+        return []
+    return sorted(diff.changelog.inserted + diff.changelog.appended, key=lambda e: e.index)
 
 
 def keys_named(diff: ReviewDiff, entry: Entry) -> list[str]:

@@ -163,9 +163,8 @@ def schema_problems(entry: Entry, path: str) -> list[Problem]:
     if entry.flag("append-only"):
         for name in EVAL_FIELDS:
             if name in raw and (raw[name] is not None if name == "eval-min-prefill-ep" else entry.flag(name)):
-                out.append(
-                    Problem("changelog-append-only-evals", path, entry.field_line(name), {"field": name})
-                )
+                params = {"field": name, "index": entry.index + 1}
+                out.append(Problem("changelog-append-only-evals", path, entry.field_line(name), params))
     return out
 
 
@@ -197,7 +196,7 @@ def _read(path: str, data: bytes, first_line: int, first_index: int) -> tuple[li
         return [], [*problems, Problem("changelog-not-list", path, first_line)]
     lines = data_list.lines if isinstance(data_list, LineList) else [None] * len(data_list)
     entries = [Entry(first_index + i, lines[i], item) for i, item in enumerate(data_list)]
-    starts = len(_ENTRY_LINE.findall(data))
+    starts = _entry_lines(data)
     if starts != len(entries):
         problems.append(
             Problem("changelog-entry-count", path, first_line, {"lines": starts, "entries": len(entries)})
@@ -205,6 +204,11 @@ def _read(path: str, data: bytes, first_line: int, first_index: int) -> tuple[li
     for entry in entries:
         problems += schema_problems(entry, path)
     return entries, problems
+
+
+def _entry_lines(data: bytes) -> int:
+    """Lines that start with `- config-keys:` (the gate counts them against the entries)."""
+    return data.count(b"\n" + ENTRY_START) + data.startswith(ENTRY_START)
 
 
 def _final_newline(path: str, data: bytes) -> list[Problem]:
@@ -226,10 +230,13 @@ def _first_difference(a: bytes, b: bytes) -> int:
 
 
 def _bytes_changed(path: str, message_id: str, base: bytes, head: bytes) -> Problem:
-    """A byte rule broken: where the first changed line is, and whether only whitespace differs."""
+    """A byte rule broken: where the first changed line is, and whether only whitespace differs
+    in the part the base had (what the head appends after it aside)."""
     position = _first_difference(base, head)
     line = _line_at(head, head.rfind(b"\n", 0, position) + 1)
-    return Problem(message_id, path, line, {"line": line, "whitespace": base.split() == head.split()})
+    words = base.split()
+    whitespace = head.split()[: len(words)] == words
+    return Problem(message_id, path, line, {"line": line, "whitespace": whitespace})
 
 
 def _blank_lines_before(data: bytes, position: int) -> tuple[int, bool]:
@@ -322,7 +329,7 @@ def compare(path: str, base: bytes | None, head: bytes | None) -> ChangelogDiff:
 def _appended(path: str, base: bytes, prefix: bytes, head: bytes) -> ChangelogDiff:
     """The head is the base's bytes plus text after them: parse only that text as the PR's."""
     base_entries, base_problems = _base_check(path, base) if base else ([], [])
-    count = len(base_entries) if base_entries or not base_problems else len(_ENTRY_LINE.findall(prefix))
+    count = len(base_entries) if base_entries or not base_problems else _entry_lines(prefix)
     suffix = head[len(prefix) :]
     first_line = prefix.count(b"\n") + 1
     entries, problems = _read(path, suffix, first_line, count)
@@ -344,20 +351,57 @@ def _rewritten(path: str, base: bytes, head: bytes) -> ChangelogDiff:
     head_entries, head_problems = _read(path, head, 1, 0)
     head_problems = _final_newline(path, head) + head_problems
     base_entries, base_problems = _base_check(path, base) if base else ([], [])
-    # What the base already breaks the PR did not break (it may be repairing it).
-    already = {p.message_id for p in base_problems}
-    problems = [p for p in head_problems if p.message_id not in already]
-    if any(p.message_id != "changelog-no-final-newline" for p in head_problems):
+    problems = _caused_by_pr(head_problems, head_entries, base_entries, base_problems)
+    if _unreadable(head_problems):
         return ChangelogDiff(problems=problems, base_problems=base_problems)
-    if base_problems:
-        return ChangelogDiff(
-            appended=_not_in_base(head_entries, head, base), problems=problems, base_problems=base_problems
-        )
+    if base and _unreadable(base_problems):
+        new = _not_in_base(head_entries, head, base)
+        return ChangelogDiff(appended=new, problems=problems, base_problems=base_problems)
     result = _entry_changes(path, base_entries, head_entries)
     result.problems = problems + result.problems
+    result.base_problems = base_problems
     if not result.problems:
         result.problems += _byte_rules(path, base, head, result)
     return result
+
+
+_UNREADABLE = ("changelog-not-list",)
+
+
+def _unreadable(problems: list[Problem]) -> bool:
+    """Whether a version could not be read as a list of entries at all (so none can be compared)."""
+    return any(p.message_id.startswith("yaml-") or p.message_id in _UNREADABLE for p in problems)
+
+
+def _entry_at(entries: list[Entry], line: int | None) -> Entry | None:
+    """The entry a line belongs to (the last one starting at or before it)."""
+    found = None
+    for entry in entries:
+        if line is not None and entry.line is not None and entry.line <= line:
+            found = entry
+    return found
+
+
+def _caused_by_pr(
+    problems: list[Problem], head: list[Entry], base: list[Entry], base_problems: list[Problem]
+) -> list[Problem]:
+    """The head's problems that the PR brought in: not those of an entry the base already has
+    word for word, nor a file-wide one the base already has (the PR may be repairing it)."""
+    old_entries = {_frozen(entry.raw) for entry in base}
+    file_wide = {p.message_id for p in base_problems}
+    out = []
+    for problem in problems:
+        index = problem.params.get("index")
+        entry = head[index - 1] if isinstance(index, int) and 0 < index <= len(head) else None
+        if problem.message_id == "changelog-duplicate-key":
+            entry = _entry_at(head, problem.line)
+        if entry is not None:
+            if _frozen(entry.raw) in old_entries:
+                continue
+        elif problem.message_id in file_wide:
+            continue
+        out.append(problem)
+    return out
 
 
 def _not_in_base(entries: list[Entry], head: bytes, base: bytes) -> list[Entry]:

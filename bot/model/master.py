@@ -346,10 +346,22 @@ def _selector_from_settings(settings: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
+def scenarios_of(raw: Any) -> dict[str, Any] | None:
+    """An entry's groups by scenario type. The oldest master configs (before agentic scenarios)
+    list fixed-seq-len groups under `seq-len-configs` instead."""
+    if not isinstance(raw, dict):
+        return None
+    scenarios = raw.get("scenarios")
+    if isinstance(scenarios, dict):
+        return scenarios
+    older = raw.get("seq-len-configs")
+    return {"fixed-seq-len": older} if "scenarios" not in raw and isinstance(older, list) else None
+
+
 def iter_groups(raw: Any) -> Iterator[tuple[str, int, Any, int | None]]:
     """(scenario, group index, group mapping, line) for every group of an entry."""
-    scenarios = raw.get("scenarios") if isinstance(raw, dict) else None
-    if not isinstance(scenarios, dict):
+    scenarios = scenarios_of(raw)
+    if scenarios is None:
         return
     for scenario, groups in scenarios.items():
         if not isinstance(groups, list):
@@ -370,12 +382,13 @@ def build_entry(key: str, raw: Any, file: str, line: int | None, layout: Layout)
     framework = reader.field(raw, "framework", str, None, line)
     multinode = reader.field(raw, "multinode", bool, False, line)
     recipe_dir = reader.field(raw, "srt-recipe-dir", str, None, line)
-    if not isinstance(raw.get("scenarios"), dict):
+    scenarios = scenarios_of(raw)
+    if scenarios is None:
         reader.problem("master-no-scenarios", line)
     else:
-        for scenario, groups in raw["scenarios"].items():
+        for scenario, groups in scenarios.items():
             if not isinstance(groups, list):
-                where = _line_of(raw["scenarios"], scenario) or line
+                where = _line_of(scenarios, scenario) or line
                 reader.problem("master-scenario-not-list", where, scenario=str(scenario))
     points: list[Point] = []
     for scenario, group_index, group, group_line in iter_groups(raw):

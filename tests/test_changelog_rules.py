@@ -1,0 +1,218 @@
+"""InferenceX's changelog gate, rule by rule, on the exact bytes of small realistic changelogs
+(DESIGN.md §2 `changelog`), and the `pr-link` and coverage rules end to end."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.findings import Severity
+from bot.model.changelog import compare, pattern_matches
+from tests.conftest import CHANGELOG
+
+PATH = "perf-changelog.yaml"
+
+
+def entry(key: str, pr: int | str, *, extra: str = "") -> str:
+    link = pr if isinstance(pr, str) else f"https://github.com/SemiAnalysisAI/InferenceX/pull/{pr}"
+    return f'- config-keys:\n    - {key}\n  description:\n    - "Retune {key}"\n  pr-link: {link}\n{extra}'
+
+
+BASE = (entry("dsr1-fp8-b200-sglang", 101) + "\n" + entry("gptoss-fp4-h200-vllm", 102)).encode()
+NEW = entry("kimik3-fp4-mi355x-atom-agentic-mtp", "XXX").encode()
+
+
+def ids(diff) -> list[str]:
+    return [p.message_id for p in diff.problems]
+
+
+def test_one_empty_line_then_the_entry_is_accepted() -> None:
+    diff = compare(PATH, BASE, BASE + b"\n" + NEW)
+    assert ids(diff) == [] and diff.base_problems == []
+    assert [e.config_keys for e in diff.appended] == [["kimik3-fp4-mi355x-atom-agentic-mtp"]]
+    assert diff.appended[0].index == 2 and diff.appended[0].line == 13
+
+
+def test_a_base_that_already_ends_with_an_empty_line_takes_the_entry_right_after_it() -> None:
+    assert ids(compare(PATH, BASE + b"\n", BASE + b"\n" + NEW)) == []
+    # …but not after one more: two empty lines.
+    diff = compare(PATH, BASE + b"\n", BASE + b"\n\n" + NEW)
+    assert ids(diff) == ["changelog-separator"] and diff.problems[0].params["blanks"] == 2
+
+
+@pytest.mark.parametrize(
+    ("separator", "params"),
+    [
+        (b"", {"blanks": 0, "spaces": False}),
+        (b"\n\n", {"blanks": 2, "spaces": False}),
+        (b"  \n", {"blanks": 1, "spaces": True}),  # a line of spaces is not an empty line
+        (b"\n# retune\n", {"other": True}),
+    ],
+)
+def test_the_separator_before_the_first_new_entry(separator: bytes, params: dict) -> None:
+    diff = compare(PATH, BASE, BASE + separator + NEW)
+    assert ids(diff)[0] == "changelog-separator"
+    assert ids(diff)[1:] == (["changelog-trailing-space"] if b" \n" in separator else [])
+    assert params.items() <= diff.problems[0].params.items()
+    assert diff.problems[0].line == BASE.count(b"\n") + separator.count(b"\n") + 1
+
+
+def test_exactly_one_empty_line_between_new_entries() -> None:
+    second = entry("qwen3.5-fp8-mi355x-sglang", "XXX").encode()
+    assert ids(compare(PATH, BASE, BASE + b"\n" + NEW + b"\n" + second)) == []
+    diff = compare(PATH, BASE, BASE + b"\n" + NEW + b"\n\n" + second)
+    assert ids(diff) == ["changelog-spacing"] and diff.problems[0].params["blanks"] == 2
+    spaces = compare(PATH, BASE, BASE + b"\n" + NEW + b"   \n" + second)
+    assert ids(spaces) == ["changelog-spacing", "changelog-trailing-space"]
+
+
+def test_the_end_of_the_file() -> None:
+    assert ids(compare(PATH, BASE, BASE + b"\n" + NEW + b"\n")) == ["changelog-trailing-blank"]
+    assert ids(compare(PATH, BASE, BASE + b"\n" + NEW.rstrip(b"\n"))) == ["changelog-no-final-newline"]
+
+
+def test_whitespace_at_the_end_of_a_new_line_fails_git_diff_check() -> None:
+    spaced = NEW.replace(b'agentic-mtp"\n', b'agentic-mtp"  \n').replace(
+        b"pr-link: XXX\n", b"pr-link: XXX \n"
+    )
+    diff = compare(PATH, BASE, BASE + b"\n" + spaced)
+    assert ids(diff) == ["changelog-trailing-space"] and diff.problems[0].params["count"] == 2
+
+
+def test_a_tab_or_a_carriage_return_in_the_new_part() -> None:
+    assert (
+        ids(compare(PATH, BASE, BASE + b"\n" + NEW.replace(b"  pr-link", b"\tpr-link")))[0] == "changelog-tab"
+    )
+    assert "changelog-cr" in ids(compare(PATH, BASE, BASE + b"\n" + NEW.replace(b"\n", b"\r\n")))
+
+
+def test_history_bytes_changed_by_whitespace_while_appending() -> None:
+    """26 real PRs removed a line of spaces or trailing spaces above the end (the gate refuses)."""
+    base = BASE.replace(
+        b"pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/101\n",
+        b"pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/101  \n",
+    )
+    diff = compare(PATH, base, BASE + b"\n" + NEW)
+    assert ids(diff) == ["changelog-history-bytes"]
+    assert diff.problems[0].params == {"line": 5, "whitespace": True}
+
+
+def test_a_format_only_edit_of_history_is_refused() -> None:
+    diff = compare(
+        PATH, BASE, BASE.replace(b'"Retune dsr1-fp8-b200-sglang"', b"'Retune dsr1-fp8-b200-sglang'")
+    )
+    assert ids(diff) == ["changelog-bytes-changed"] and diff.problems[0].params["line"] == 4
+
+
+def test_a_pr_link_correction_alone_is_allowed() -> None:
+    head = BASE.replace(b"/pull/101\n", b"/pull/111\n")
+    diff = compare(PATH, BASE, head)
+    assert ids(diff) == [] and diff.appended == []
+    [(corrected, old)] = diff.corrections
+    assert corrected.pr_link.endswith("/pull/111") and old.endswith("/pull/101")
+
+
+def test_a_correction_mixed_with_other_bytes_or_with_new_entries_is_refused() -> None:
+    corrected = BASE.replace(b"/pull/101\n", b"/pull/111\n")
+    reflowed = corrected.replace(b'"Retune gptoss-fp4-h200-vllm"\n', b'"Retune gptoss-fp4-h200-vllm"  \n')
+    assert ids(compare(PATH, BASE, reflowed)) == ["changelog-correction-bytes"]
+    assert ids(compare(PATH, BASE, corrected + b"\n" + NEW)) == ["changelog-link-edit-mixed"]
+    # Quoting a link changes bytes, not the entry: neither a correction nor allowed.
+    quoted = BASE.replace(b"pull/101\n", b'pull/101"\n').replace(b"pr-link: https", b'pr-link: "https', 1)
+    assert ids(compare(PATH, BASE, quoted)) == ["changelog-bytes-changed"]
+
+
+def test_entries_removed_edited_inserted_or_moved() -> None:
+    first, second = entry("dsr1-fp8-b200-sglang", 101), entry("gptoss-fp4-h200-vllm", 102)
+    assert ids(compare(PATH, BASE, first.encode())) == ["changelog-removed"]
+    edited = BASE.replace(b'"Retune gptoss-fp4-h200-vllm"', b'"Retune gptoss again"')
+    assert ids(compare(PATH, BASE, edited)) == ["changelog-edited"]
+    inserted = compare(PATH, BASE, (first + "\n" + NEW.decode() + "\n" + second).encode())
+    assert ids(inserted) == ["changelog-inserted"] and inserted.inserted[0].index == 1
+    # A reorder of the whole file is one finding, however many entries moved (#1161: 202).
+    many = [entry(f"key-{i}", 200 + i) for i in range(30)]
+    moved = compare(PATH, "\n".join(many).encode(), "\n".join(reversed(many)).encode())
+    assert ids(moved) == ["changelog-moved"] and moved.problems[0].params["count"] == 30
+
+
+def test_the_schema_of_new_entries() -> None:
+    def problems(extra: str) -> list[str]:
+        return ids(compare(PATH, BASE, BASE + b"\n" + entry("k", "XXX", extra=extra).encode()))
+
+    assert problems("  evals-only: yes\n") == []  # the gate's schema reads "yes" as true
+    assert problems("  run-on: friday\n") == ["changelog-unknown-field"]
+    assert problems("  scenario-type: [agentic]\n") == ["changelog-field-invalid"]
+    assert problems("  append-only: true\n  evals-only: true\n") == ["changelog-append-only-evals"]
+    assert problems("  eval-min-prefill-ep: 0\n") == ["changelog-field-invalid"]
+    no_link = entry("k", "XXX").replace("  pr-link: XXX\n", "")
+    assert ids(compare(PATH, BASE, BASE + b"\n" + no_link.encode())) == ["changelog-field-invalid"]
+
+
+def test_every_entry_starts_with_a_config_keys_line() -> None:
+    reordered = b'- description:\n    - "Retune k"\n  config-keys:\n    - k\n  pr-link: XXX\n'
+    assert "changelog-entry-count" in ids(compare(PATH, BASE, BASE + b"\n" + reordered))
+
+
+def test_a_broken_base_is_the_base_s_problem_not_the_pr_s() -> None:
+    unlinked = BASE.replace(b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/101\n", b"")
+    diff = compare(PATH, unlinked, unlinked + b"\n" + NEW)
+    assert ids(diff) == [] and [p.message_id for p in diff.base_problems] == ["changelog-field-invalid"]
+    no_newline = BASE.rstrip(b"\n")
+    diff = compare(PATH, no_newline, no_newline + b"\n\n" + NEW)
+    assert ids(diff) == [] and [p.message_id for p in diff.base_problems] == ["changelog-no-final-newline"]
+    assert len(diff.appended) == 1
+
+
+def test_wildcards_match_the_whole_key_and_only_star_is_special() -> None:
+    assert pattern_matches("dsr1-fp8-*-sglang", "dsr1-fp8-b200-sglang")
+    assert not pattern_matches("dsr1-fp8-*", "xdsr1-fp8-b200")
+    assert not pattern_matches("dsr1-fp8-b?00-sglang", "dsr1-fp8-b200-sglang")
+    assert pattern_matches("dsr1-fp8-b?00-sglang", "dsr1-fp8-b?00-sglang")
+
+
+# --- end to end: the pr-link of a new entry, on a PR and locally --------------------------------
+
+LINK = "  pr-link: XXX\n"
+URL = "https://github.com/acme/inferencex/pull/7"
+ON_PR = {"pr_number": 7, "pr_url": URL}
+OTHER = ("changelog-pr-link-other", Severity.BLOCKING)
+INVALID = ("changelog-pr-link-invalid", Severity.BLOCKING)
+PLACEHOLDER = ("changelog-pr-link-placeholder", Severity.INFO)
+REPO = "https://github.com/acme/inferencex"
+
+
+def _link(review_example, link: str, **pr: object):
+    edits = {CHANGELOG: lambda text: text.replace(LINK, f"  pr-link: {link}\n")} if link != "XXX" else None
+    report = review_example(edits, **pr)
+    return {f.message_id: f.severity for f in report.findings if f.check == "changelog"}
+
+
+@pytest.mark.parametrize(
+    ("link", "pr", "expected"),
+    [
+        (URL, ON_PR, None),
+        ("XXX", ON_PR, PLACEHOLDER),
+        (f"{REPO}/pull/XXX", ON_PR, PLACEHOLDER),
+        ("https://github.com/acme/inferencex/pull/XXXX", ON_PR, OTHER),
+        ("https://github.com/acme/inferencex/pull/8", ON_PR, OTHER),
+        ("TBD", {}, INVALID),
+        ("https://github.com/acme/inferencex/pull/2305/changes", {}, INVALID),
+        ("https://github.com/acme/inferencex/pull/12", {}, None),
+        (f"{REPO}/pull/12", {"pr_number": 7}, ("changelog-pr-url-unknown", Severity.UNVERIFIED)),
+    ],
+)  # fmt: skip
+def test_the_pr_link_of_a_new_entry(review_example, link: str, pr: dict, expected) -> None:
+    found = _link(review_example, link, **pr)
+    bad = {k: v for k, v in found.items() if k.startswith("changelog-pr-")}
+    assert bad == (dict([expected]) if expected else {}), found
+
+
+def test_naming_an_unchanged_key_is_a_rerun_not_a_warning(review_example) -> None:
+    mine = "    - kimik3-fp4-mi355x-atom-agentic-mtp\n  scenario-type:"
+    also = "    - kimik3-fp4-mi355x-atom-agentic-mtp\n    - gptoss-fp4-h200-vllm\n  scenario-type:"
+    report = review_example(
+        {CHANGELOG: lambda text: text[: text.rindex(mine)] + also + text[text.rindex(mine) + len(mine) :]}
+    )
+    [named] = [f for f in report.findings if f.message_id == "changelog-unchanged-key"]
+    assert named.severity is Severity.INFO and named.params["keys"] == ["gptoss-fp4-h200-vllm"]
+    assert "gptoss-fp4-h200-vllm" not in report.sweep_plan["keys"]  # the entry's scenario-type: agentic only
+    assert report.verdict == "clean"
