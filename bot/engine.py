@@ -25,8 +25,8 @@ CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
 
 
 # The checks that have nothing to check when neither ref has a master config (the changelog's
-# own rules, the labels and the owners still apply).
-NEED_MASTERS = ("recipe-selection", "dram", "consistency", "sweep-plan")
+# own rules, the labels, the owners and the changed recipes' own problems still apply).
+NEED_MASTERS = ("dram", "consistency", "sweep-plan")
 
 
 def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed") -> Finding:

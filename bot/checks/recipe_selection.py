@@ -49,7 +49,7 @@ def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
 
 
 def check(ctx: CheckContext) -> list[Finding]:
-    out: list[Finding] = ctx.unreadable(CHECK)
+    out: list[Finding] = ctx.no_masters(CHECK) if ctx.diff.no_masters else ctx.unreadable(CHECK)
     recipes = ctx.diff.recipes_head
     checked_recipes: set[str] = set()
     legacy_missing: dict[str, list[Point]] = {}
@@ -152,7 +152,7 @@ def check(ctx: CheckContext) -> list[Finding]:
         recipe = recipes.get(path)
         if path not in checked_recipes and recipe is not None:
             out += _recipe_problems(recipe, None, True)
-    if not any_recipe and (ctx.diff.keys or not ctx.diff.unreadable_masters):
+    if not any_recipe and (ctx.diff.keys or not (ctx.diff.unreadable_masters or ctx.diff.no_masters)):
         out.append(
             finding(
                 CHECK,
