@@ -31,7 +31,6 @@ class Settings:
     modifier_labels: tuple[str, ...] = ("all-evals", "evals-only", "agentx-fast")
     eval_modifiers: tuple[str, ...] = ("all-evals", "evals-only")
     agentic_duration_s: int = 3600
-    repository_url: str | None = None
     core_team: tuple[str, ...] = field(default=())
     # Repository admins: like the core team, their ownership never needs a CODEOWNER sign-off.
     admins: tuple[str, ...] = field(default=())
@@ -50,12 +49,29 @@ class Settings:
         for key, value in raw.items():
             spec = known.get(str(key))
             if spec is None:
-                raise SettingsError(f"settings file: unknown setting {key!r}")
-            if isinstance(spec.default, tuple) and isinstance(value, str):
-                value = [value]
-            if isinstance(value, list):
-                if not all(isinstance(v, str) for v in value):
-                    raise SettingsError(f"settings file: {key} must be a list of strings")
-                value = tuple(value)
-            values[spec.name] = value
-        return cls(**values)
+                raise SettingsError(f"settings file: unknown setting {key!r} (known: {', '.join(known)})")
+            values[spec.name] = _checked(str(key), spec.default, value)
+        settings = cls(**values)
+        if settings.recommended_label not in settings.primary_labels:
+            raise SettingsError("settings file: recommended-label must be one of primary-labels")
+        return settings
+
+
+def _checked(key: str, default: Any, value: Any) -> Any:
+    """A setting's value if it has the default's type (and range), else a one-line error."""
+    if isinstance(default, tuple):
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) and v.strip() for v in items):
+            raise SettingsError(f"settings file: {key} must be a list of names, not {value!r}")
+        return tuple(items)
+    if isinstance(default, (bool, str)):
+        if type(value) is not type(default) or (isinstance(value, str) and not value.strip()):
+            raise SettingsError(
+                f"settings file: {key} must be a non-empty {type(default).__name__}, not {value!r}"
+            )
+        return value
+    if isinstance(default, int):
+        if type(value) is not int or value <= 0:
+            raise SettingsError(f"settings file: {key} must be a positive whole number, not {value!r}")
+        return value
+    return value

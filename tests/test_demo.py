@@ -128,3 +128,28 @@ def test_the_command_exits_at_once_with_its_output_whole_and_its_status(tmp_path
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["verdict"] == "clean" and len(report["findings"]) > 5
     assert done.stderr.startswith("prbot: clean — ") and done.stderr.endswith(" s\n")
+
+
+def test_a_settings_file_is_validated_with_one_line_errors(tmp_path, example) -> None:
+    """`agentic-duration-s: -5` once gave "GPU-hours: -0.08"; `primary-labels: 5` crashed a check."""
+    cases = {
+        "agentic-duration-s: -5\n": "agentic-duration-s must be a positive whole number, not -5",
+        "agentic-duration-s: true\n": "agentic-duration-s must be a positive whole number, not True",
+        "primary-labels: 5\n": "primary-labels must be a list of names, not 5",
+        "primary-labels: [full-sweep-enabled, '']\n": "primary-labels must be a list of names",
+        "signoff-phrase: 12\n": "signoff-phrase must be a non-empty str, not 12",
+        "recommended-label: sweep-everything\n": "recommended-label must be one of primary-labels",
+        "sweeps: 3\n": "unknown setting 'sweeps' (known: primary-labels,",
+    }
+    for text, error in cases.items():
+        settings = tmp_path / "prbot.yml"
+        settings.write_text(text)
+        done = run_cli(
+            "review", "--repo", str(example.path), "--base", example.base, "--config", str(settings)
+        )
+        assert done.returncode == 2 and done.stdout == "", text
+        assert done.stderr.startswith("prbot: settings file: ") and error in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    good = tmp_path / "good.yml"
+    good.write_text("primary-labels: full-sweep-enabled\nrecommended-label: full-sweep-enabled\n")
+    assert run_cli("demo", "--config", str(good)).returncode == 0

@@ -107,6 +107,7 @@ def test_append_only_runs_only_the_new_points(example) -> None:
         )
     )
     assert messages(refused, "labels")["labels-append-only-evals"] is Severity.BLOCKING
+    assert refused.sweep_plan["starts"] is False and refused.sweep_plan["reason"] == "gate"
 
 
 def test_skip_sweep_a_draft_or_a_fork_holds_the_sweep_back(review_example, example) -> None:

@@ -74,8 +74,9 @@ def sweep_start(ctx: CheckContext) -> Start:
     """The same decision as the sweep workflow, in the order a reader needs to hear it."""
     if not appended(ctx.diff):
         return Start(False, "no-entry")
-    if gate_fails(ctx.diff):
-        return Start(False, "gate")
+    eval_labels = set(ctx.pr.labels) & set(ctx.settings.eval_modifiers)
+    if gate_fails(ctx.diff) or (eval_labels and any(e.flag("append-only") for e in appended(ctx.diff))):
+        return Start(False, "gate")  # the gate runs the sweep's own processor, with the label flags
     primaries = primary_labels(ctx)
     if len(primaries) != 1:
         return Start(False, "no-label" if not primaries else "several-labels")
