@@ -239,3 +239,16 @@ def test_a_config_file_path_from_the_repository_root_is_found_there(review_examp
     messages = {f.message_id for f in report.findings if f.config_key == "dsr1-fp4-mi355x-sglang-disagg"}
     assert "selection-legacy-missing" not in messages and "selection-recipe-missing" not in messages
     assert "selection-ok" in messages
+
+
+def test_a_key_with_one_unserved_point_still_shows_what_was_checked(review_example) -> None:
+    """The verified summary used to leave out every key that also had a zero-match point."""
+    report = review_example(
+        {MASTER: lambda t: t.replace("conc-list: [48, 56, 72]", "conc-list: [48, 56, 72, 80]", 1)}
+    )
+    [missing] = [f for f in report.findings if f.message_id == "selection-none"]
+    assert missing.params["concurrency"] == 80 and missing.severity is Severity.BLOCKING
+    [partial] = [f for f in report.findings if f.message_id == "selection-partial"]
+    assert partial.severity is Severity.VERIFIED
+    assert [conc for conc, _ in partial.params["mapping"]] == [1, 4, 14, 16, 48, 56, 72]
+    assert "C72 → override_tp8_dcp8_c72_lmcache" in partial.message_en and "其他点" in partial.message_zh

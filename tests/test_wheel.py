@@ -51,13 +51,15 @@ def test_wheel_installs_a_working_prbot(tmp_path: Path) -> None:
         text=True,
         check=True,
     ).stdout.strip()
-    Path(own_site, "prbot-test-dependencies.pth").write_text("\n".join(_dependency_folders()) + "\n")
-    # The venv has no pip of its own: the test environment's pip installs into it.
+    # The venv has no pip of its own: the test environment's pip installs into it. Only then does
+    # it get the dependencies (pip would otherwise see the test environment's prbot as installed).
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)],
         check=True,
         timeout=300,
     )
+    assert (venv / "bin" / "prbot").is_file(), "the wheel did not install its `prbot` command"
+    Path(own_site, "prbot-test-dependencies.pth").write_text("\n".join(_dependency_folders()) + "\n")
     # Run from an empty folder so that nothing can come from the source tree.
     done = subprocess.run(
         [str(venv / "bin" / "prbot"), "demo", "--lang", "en"],

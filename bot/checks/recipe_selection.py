@@ -117,12 +117,12 @@ def check(ctx: CheckContext) -> list[Finding]:
                         variants=[v.name for v in chosen],
                     )
                 )
-        if mapping and clean:
+        if mapping:  # what was checked and held, also beside a key's failures
             out.append(
                 finding(
                     CHECK,
                     Severity.VERIFIED,
-                    "selection-ok",
+                    "selection-ok" if clean else "selection-partial",
                     config_key=change.key,
                     key=change.key,
                     mapping=sorted(mapping),
