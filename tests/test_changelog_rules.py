@@ -134,6 +134,15 @@ def test_entries_removed_edited_inserted_or_moved() -> None:
     assert ids(moved) == ["changelog-moved"] and moved.problems[0].params["count"] == 30
 
 
+def test_entries_with_keys_of_mixed_types_are_compared_not_crashed_on() -> None:
+    odd = entry("dsr1-fp8-b200-sglang", 101, extra="  1: one\n")  # `1` and `pr-link` do not sort
+    base = (odd + "\n" + entry("gptoss-fp4-h200-vllm", 102)).encode()
+    swapped = (entry("gptoss-fp4-h200-vllm", 102) + "\n" + odd).encode()
+    diff = compare(PATH, base, swapped)
+    assert ids(diff) == ["changelog-moved"]
+    assert [p.message_id for p in diff.base_problems] == ["changelog-unknown-field"]
+
+
 def test_the_schema_of_new_entries() -> None:
     def problems(extra: str) -> list[str]:
         return ids(compare(PATH, BASE, BASE + b"\n" + entry("k", "XXX", extra=extra).encode()))

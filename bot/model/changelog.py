@@ -14,7 +14,6 @@ removed, moved or inserted.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -415,8 +414,14 @@ def _not_in_base(entries: list[Entry], head: bytes, base: bytes) -> list[Entry]:
     ]
 
 
-def _frozen(raw: Any) -> str:
-    return json.dumps(raw, sort_keys=True, default=str)
+def _frozen(raw: Any) -> Any:
+    """An entry as a hashable value, equal for equal entries (to count them in a multiset). Keys
+    are ordered by their repr: a PR may mix key types (`1: x`, `a: y`), which do not sort."""
+    if isinstance(raw, dict):
+        return tuple(sorted((repr(key), _frozen(value)) for key, value in raw.items()))
+    if isinstance(raw, list):
+        return tuple(_frozen(value) for value in raw)
+    return repr(raw)
 
 
 def _without_link(raw: Any) -> Any:
