@@ -33,7 +33,7 @@ class Run(NamedTuple):
 
     @property
     def ident(self) -> tuple[Any, ...]:
-        return (*self.point.topology, self.concurrency)
+        return run_ident(self.point, self.concurrency)
 
     def settings(self) -> tuple[Any, ...]:
         variant = self.variant.data if self.variant else None
@@ -44,6 +44,11 @@ class Run(NamedTuple):
             variant,
             _point_fields(self.point.raw),
         )
+
+
+def run_ident(point: Point, concurrency: int) -> tuple[Any, ...]:
+    """What identifies a run across refs: its point's topology and its concurrency."""
+    return (*point.topology, concurrency)
 
 
 def _entry_fields(raw: Any) -> Any:
@@ -98,13 +103,6 @@ class KeyChange:
             return True
         return _entry_fields(self.base.raw) != _entry_fields(self.head.raw)
 
-    @property
-    def reruns(self) -> list[Run]:
-        """Runs the sweep will execute: everything when the image changed, else added + changed."""
-        if self.image_changed:
-            return self.added + self.changed + self.unchanged
-        return self.added + self.changed
-
 
 @dataclass
 class ReviewDiff:
@@ -129,7 +127,7 @@ class ReviewDiff:
     codeowners: CodeownersFile | None = None
     # Changed master configs that could not be read at the head: their keys are unknown, not removed.
     unreadable_masters: list[str] = field(default_factory=list)
-    # Neither ref has a master config (the wrong repository or layout): nothing can be reviewed.
+    # Neither ref has a master config (the wrong repository or layout): no key can be reviewed.
     no_masters: bool = False
     masters_head: dict[str, MasterFile] = field(default_factory=dict, repr=False)
 
@@ -356,8 +354,8 @@ def _changed_keys(
     if only_new:
         for path in layout_mod.master_config_paths(base, layout):
             old = _master(base, path, layout) if path not in master_paths else None
-            for key in only_new & set(old.entries if old else ()):
-                old_side.setdefault(key, (path, old))  # type: ignore[arg-type]
+            for key in only_new & old.entries.keys() if old else ():
+                old_side.setdefault(key, (path, old))
     for key in sorted(old_side.keys() | new_side.keys(), key=lambda k: (k not in new_side, k)):
         was, now = old_side.get(key), new_side.get(key)
         texts = (was[1].entries.get(key) if was else None, now[1].entries.get(key) if now else None)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 from bot.checks.context import CheckContext
-from bot.checks.sweep_rules import unknown_patterns
+from bot.checks.sweep_rules import keys_known, keys_matching
 from bot.diff import KeyChange
 from bot.findings import Finding, Severity, finding, from_problem
-from bot.model.changelog import Entry, pattern_matches
+from bot.model.changelog import Entry
 
 CHECK = "changelog"
 PLACEHOLDER = "XXX"
@@ -17,18 +17,20 @@ MAX_PROBLEMS_LISTED = 5
 _ANY_REPOSITORY = r"https://github\.com/[\w.-]+/[\w.-]+"
 
 
+def _is_pull_url(link: str, repository: str | None, number: str) -> bool:
+    """`<repository>/pull/<number>` (`number` a regex), in any GitHub repository when unknown."""
+    prefix = re.escape(repository.rstrip("/")) if repository else _ANY_REPOSITORY
+    return re.fullmatch(rf"{prefix}/pull/{number}", link) is not None
+
+
 def _canonical(link: str, repository: str | None) -> bool:
     """`https://github.com/<owner>/<repo>/pull/<digits>`, in the reviewed repository when known."""
-    prefix = re.escape(repository.rstrip("/")) if repository else _ANY_REPOSITORY
-    return re.fullmatch(rf"{prefix}/pull/\d+", link) is not None
+    return _is_pull_url(link, repository, r"\d+")
 
 
 def _placeholder(link: str, repository: str | None) -> bool:
     """`XXX`, or the repository's pull URL with `XXX` for the number (the merge step fills it in)."""
-    if link == PLACEHOLDER:
-        return True
-    prefix = re.escape(repository.rstrip("/")) if repository else _ANY_REPOSITORY
-    return re.fullmatch(rf"{prefix}/pull/XXX", link) is not None
+    return link == PLACEHOLDER or _is_pull_url(link, repository, PLACEHOLDER)
 
 
 def _new_link(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
@@ -95,13 +97,17 @@ def _patterns(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
     """Each `config-keys` item must name a key of the head (the sweep refuses one that does not);
     naming a key the PR did not change reruns it, which is normal (a retrigger), so say so."""
     diff = ctx.diff
+    if not keys_known(diff):
+        return []  # which keys exist is unknown; the master-config findings say why
+    out = []
     line = entry.field_line("config-keys")
-    out = [
-        finding(CHECK, Severity.BLOCKING, "changelog-unknown-key", file=file, line=line, key=pattern)
-        for pattern in unknown_patterns(diff, entry)
-    ]
-    for pattern in entry.config_keys if diff.head_keys and not diff.unreadable_masters else ():
-        matched = [key for key in diff.head_keys if pattern_matches(pattern, key)]
+    for pattern in entry.config_keys:
+        matched = keys_matching(diff, pattern)
+        if not matched:
+            out.append(
+                finding(CHECK, Severity.BLOCKING, "changelog-unknown-key", file=file, line=line, key=pattern)
+            )
+            continue
         unchanged = [key for key in matched if key not in diff.keys or not diff.keys[key].needs_entry]
         if unchanged:
             out.append(

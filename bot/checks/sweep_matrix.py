@@ -27,10 +27,6 @@ class Row(NamedTuple):
     concurrencies: tuple[int, ...]
 
     @property
-    def scenario(self) -> str:
-        return self.point.scenario
-
-    @property
     def agentic(self) -> bool:
         return self.point.scenario == "agentic-coding"
 
@@ -99,17 +95,18 @@ def eval_rows(matrix: list[Row], *, all_evals: bool) -> list[tuple[Row, int | No
     agentic: dict[tuple[Any, ...], list[tuple[int, int]]] = defaultdict(list)
     for index, row in enumerate(matrix):
         family = (row.field("model"), row.entry.runner, row.entry.framework, row.field("precision"))
+        eligible = _eligible(row)
         if row.agentic:
             if row.point.multinode:
-                if _eligible(row):
-                    parallel[("agentic", row.curve)].append((index, _eligible(row)[-1]))
+                if eligible:
+                    parallel[("agentic", row.curve)].append((index, eligible[-1]))
             else:
                 agentic[family].append((index, max(row.concurrencies)))
             continue
-        if not _is_8k1k(row) or not _eligible(row):
+        if not _is_8k1k(row) or not eligible:
             continue
         if row.point.multinode:
-            parallel[row.curve].append((index, _eligible(row)[-1]))
+            parallel[row.curve].append((index, eligible[-1]))
         else:
             point = row.point
             groups[(*family, point.isl, point.osl, point.spec_decoding, point.dp_attn)].append(index)

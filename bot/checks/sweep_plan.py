@@ -14,7 +14,7 @@ from bot.checks import sweep_matrix
 from bot.checks.context import CheckContext
 from bot.checks.sweep_matrix import Row
 from bot.checks.sweep_rules import appended, keys_named, primary_labels, sweep_start
-from bot.diff import KeyChange
+from bot.diff import KeyChange, run_ident
 from bot.findings import Finding, Severity, finding
 from bot.model.changelog import SCENARIO_TYPES, Entry
 
@@ -47,7 +47,7 @@ def _run_json(
     row: Row, conc: int, changed: set[Any] | None, variants: dict[Any, str | None]
 ) -> dict[str, Any]:
     point = row.point
-    ident = (*point.topology, conc)
+    ident = run_ident(point, conc)
     return {
         "concurrency": conc,
         "scenario": point.scenario,
@@ -79,12 +79,13 @@ def _select(ctx: CheckContext, trimmed: bool) -> _Selection:
     # Upstream takes the entries asking for all evals first, so that their wider eval set wins.
     for entry in sorted(appended(diff), key=lambda e: not e.flag("all-evals")):
         scenarios = _scenarios(entry)
-        keys = [k for k in keys_named(diff, entry) if diff.head_entry(k) is not None]
+        found = {key: diff.head_entry(key) for key in keys_named(diff, entry)}
+        keys = {key: config for key, config in found.items() if config is not None}
         if not (evals_only_label or entry.flag("evals-only") or entry.flag("all-evals")):
-            for key in keys:
+            for key, config in keys.items():
                 unseen = tuple(s for s in SCENARIO_TYPES if s in scenarios and s not in seen_runs[key])
                 seen_runs[key].update(unseen)
-                matrix = sweep_matrix.rows(key, diff.head_entry(key), unseen)  # type: ignore[arg-type]
+                matrix = sweep_matrix.rows(key, config, unseen)
                 if entry.flag("append-only"):
                     chosen.append_only.add(key)
                     matrix = _new_points(matrix, diff.keys.get(key))
@@ -99,7 +100,7 @@ def _select(ctx: CheckContext, trimmed: bool) -> _Selection:
                 seen_evals[key].update(unseen)
                 groups[unseen].append(key)
         for unseen, group in groups.items():
-            matrix = [row for key in group for row in sweep_matrix.rows(key, diff.head_entry(key), unseen)]  # type: ignore[arg-type]
+            matrix = [row for key in group for row in sweep_matrix.rows(key, keys[key], unseen)]
             picked = sweep_matrix.eval_rows(matrix, all_evals=all_evals_label or entry.flag("all-evals"))
             minimum = entry.get("eval-min-prefill-ep")
             for row, conc in sweep_matrix.min_prefill_ep(
@@ -119,7 +120,7 @@ def _new_points(matrix: list[Row], change: KeyChange | None) -> list[Row]:
     added = {run.ident for run in change.added} if change is not None else set()
     out = []
     for row in matrix:
-        concs = tuple(c for c in row.concurrencies if (*row.point.topology, c) in added)
+        concs = tuple(c for c in row.concurrencies if run_ident(row.point, c) in added)
         if concs:
             out.append(row._replace(concurrencies=concs))
     return out

@@ -22,22 +22,27 @@ def appended(diff: ReviewDiff) -> list[Entry]:
     return sorted(diff.changelog.inserted + diff.changelog.appended, key=lambda e: e.index)
 
 
+def keys_known(diff: ReviewDiff) -> bool:
+    """Whether the head's keys are known (its master configs were found and read)."""
+    return bool(diff.head_keys) and not diff.unreadable_masters
+
+
+def keys_matching(diff: ReviewDiff, pattern: str) -> list[str]:
+    """The head keys one `config-keys` item names, in master-config order."""
+    return [key for key in diff.head_keys if pattern_matches(pattern, key)]
+
+
 def keys_named(diff: ReviewDiff, entry: Entry) -> list[str]:
     """The head keys an entry names, in the sweep's order: its patterns in turn, a wildcard's
     matches in master-config order, each key once."""
-    found: dict[str, None] = {}
-    for pattern in entry.config_keys:
-        for key in diff.head_keys:
-            if pattern_matches(pattern, key):
-                found.setdefault(key, None)
-    return list(found)
+    return list(dict.fromkeys(key for pattern in entry.config_keys for key in keys_matching(diff, pattern)))
 
 
 def unknown_patterns(diff: ReviewDiff, entry: Entry) -> list[str]:
     """`config-keys` items that name no head key: the sweep refuses the whole changelog change."""
-    if not diff.head_keys or diff.unreadable_masters:
-        return []  # which keys exist is not known
-    return [p for p in entry.config_keys if not any(pattern_matches(p, k) for k in diff.head_keys)]
+    if not keys_known(diff):
+        return []
+    return [pattern for pattern in entry.config_keys if not keys_matching(diff, pattern)]
 
 
 def mixes_append_only(entries: list[Entry]) -> bool:

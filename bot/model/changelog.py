@@ -39,8 +39,9 @@ ENTRY_START = b"- config-keys:"
 _ENTRY_LINE = re.compile(rb"^- config-keys:[^\n]*\n", re.MULTILINE)
 _TRAILING_SPACE = re.compile(rb"[ \t]+\n")
 PR_LINK_LINE = b"  pr-link:"
-# What the gate's schema (a pydantic model) accepts for a boolean field, besides true and false.
-_LAX_BOOLEANS = {"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"}
+# What the gate's schema (a pydantic model) reads as a boolean, besides true and false.
+_TRUE = {"1", "on", "t", "true", "y", "yes"}
+_FALSE = {"0", "off", "f", "false", "n", "no"}
 
 
 @dataclass(frozen=True)
@@ -112,9 +113,8 @@ def _as_bool(value: Any) -> bool | None:
         return value
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _LAX_BOOLEANS:
-        return value.strip().lower() in ("1", "on", "t", "true", "y", "yes")
-    return None
+    word = value.strip().lower() if isinstance(value, str) else None
+    return True if word in _TRUE else False if word in _FALSE else None
 
 
 def _is_strings(value: Any) -> bool:
@@ -239,53 +239,39 @@ def _bytes_changed(path: str, message_id: str, base: bytes, head: bytes) -> Prob
 
 
 def _blank_lines_before(data: bytes, position: int) -> tuple[int, bool]:
-    """How many lines stand between the previous entry and `position` (all blank or all space),
-    and whether one of them holds spaces (a line of spaces is not an empty line)."""
-    lines = data[:position].split(b"\n")[:-1]
-    count, spaces = 0, False
-    for line in reversed(lines):
+    """How many lines stand between the previous entry and the line starting at `position` (all
+    blank or all space), and whether one of them holds spaces (a line of spaces is not empty).
+    Read backwards from `position`, so a long history is not copied."""
+    count, spaces, end = 0, False, position - 1  # data[end] ends the line before
+    while end >= 0:
+        start = data.rfind(b"\n", 0, end) + 1
+        line = data[start:end]
         if line.strip():
             break
-        count += 1
-        spaces = spaces or bool(line)
+        count, spaces = count + 1, spaces or bool(line)
+        end = start - 1
     return count, spaces
 
 
-def _layout_rules(path: str, prefix: bytes, suffix: bytes, first_line: int) -> list[Problem]:
-    """The appended part: one empty line after the last old entry (none more if the base already
-    ends with one), exactly one empty line between new entries, no whitespace at line ends."""
+def _layout_rules(path: str, head: bytes, offset: int, first_line: int) -> list[Problem]:
+    """The part appended at `offset`: one empty line after the last old entry (none more if the
+    base already ends with one), exactly one empty line between new entries, no whitespace at
+    line ends."""
     problems: list[Problem] = []
-    starts = [m.start() for m in _ENTRY_LINE.finditer(suffix)]
+    suffix = head[offset:]
+    starts = [offset + m.start() for m in _ENTRY_LINE.finditer(suffix)]
     if not starts:
         return problems
-    expected = ENTRY_START if (prefix.endswith(b"\n\n") or not prefix) else b"\n" + ENTRY_START
-    if not suffix.startswith(expected):
-        blanks, spaces = _blank_lines_before(prefix + suffix, len(prefix) + starts[0])
-        problems.append(
-            Problem(
-                "changelog-separator",
-                path,
-                _line_at(suffix, starts[0], first_line),
-                {
-                    "blanks": blanks,
-                    "spaces": spaces,
-                    "other": bool(suffix[: starts[0]].strip()),
-                },
-            )
-        )
-    whole = prefix + suffix
+    base_ends_empty = offset == 0 or head.endswith(b"\n\n", 0, offset)
+    if not head.startswith(ENTRY_START if base_ends_empty else b"\n" + ENTRY_START, offset):
+        blanks, spaces = _blank_lines_before(head, starts[0])
+        params = {"blanks": blanks, "spaces": spaces, "other": bool(head[offset : starts[0]].strip())}
+        problems.append(Problem("changelog-separator", path, _line_at(head, starts[0]), params))
     for start in starts[1:]:
-        before = whole[: len(prefix) + start]
-        if not before.endswith(b"\n\n") or before.endswith(b"\n\n\n"):
-            blanks, spaces = _blank_lines_before(whole, len(prefix) + start)
-            problems.append(
-                Problem(
-                    "changelog-spacing",
-                    path,
-                    _line_at(suffix, start, first_line),
-                    {"blanks": blanks, "spaces": spaces},
-                )
-            )
+        if not head.endswith(b"\n\n", 0, start) or head.endswith(b"\n\n\n", 0, start):
+            blanks, spaces = _blank_lines_before(head, start)
+            params = {"blanks": blanks, "spaces": spaces}
+            problems.append(Problem("changelog-spacing", path, _line_at(head, start), params))
     trailing = [m.start() for m in _TRAILING_SPACE.finditer(suffix)]
     if trailing:
         line = _line_at(suffix, trailing[0], first_line)
@@ -333,7 +319,7 @@ def _appended(path: str, base: bytes, prefix: bytes, head: bytes) -> ChangelogDi
     first_line = prefix.count(b"\n") + 1
     entries, problems = _read(path, suffix, first_line, count)
     if entries:
-        problems += _layout_rules(path, prefix, suffix, first_line)
+        problems += _layout_rules(path, head, len(prefix), first_line)
     elif suffix or prefix == base:  # (only adding the base's missing final newline repairs it)
         problems.append(_bytes_changed(path, "changelog-bytes-changed", base, head))
     problems += _final_newline(path, head)
@@ -451,9 +437,10 @@ def _entry_changes(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDi
                 for entry, _ in result.corrections
             ]
         return result
-    if _keeps_every_entry(old, new):
-        extra = _extra(old, new)
-        kept = [entry for entry in new if entry not in extra]
+    extra = _extra(old, new)
+    if len(new) - len(extra) == len(old):  # every old entry is still there, however reordered
+        leftover = set(extra)
+        kept = [entry for entry in new if entry not in leftover]
         if any(before.raw != after.raw for before, after in zip(old, kept, strict=True)):
             # One finding for a reorder, however many entries it moved (#1161 moved 202).
             moved = [after for before, after in zip(old, kept, strict=True) if before.raw != after.raw]
@@ -461,13 +448,6 @@ def _entry_changes(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDi
             problem = Problem("changelog-moved", path, moved[0].line, params)
             return ChangelogDiff(inserted=extra, problems=[problem])
     return _aligned(path, old, new)
-
-
-def _keeps_every_entry(old: list[Entry], new: list[Entry]) -> bool:
-    """Whether every old entry is still in the head, however reordered."""
-    have = Counter(_frozen(e.raw) for e in new)
-    have.subtract(_frozen(e.raw) for e in old)
-    return all(count >= 0 for count in have.values())
 
 
 def _extra(old: list[Entry], new: list[Entry]) -> list[Entry]:
