@@ -138,8 +138,7 @@ class PullInfo:
 
     number: int
     pull: GhPull
-    request: PullRequest
-    draft: bool
+    request: PullRequest  # its `draft` and `from_fork` say whether InferenceX's sweep can start
     state: str
     base_sha: str  # where the head forked from the base branch (the compare API's merge base)
     head_sha: str
@@ -189,9 +188,7 @@ class GitHubSource:
             draft=bool(pull.draft),
             from_fork=pull.head.repo is None or pull.head.repo.full_name != self.repo.full_name,
         )
-        return PullInfo(
-            number, pull, request, bool(pull.draft), pull.state, merge_base, pull.head.sha, files, notes
-        )
+        return PullInfo(number, pull, request, pull.state, merge_base, pull.head.sha, files, notes)
 
     def changed_files(self, pull: GhPull) -> tuple[str, list[str], list[Msg], str]:
         """The merge base of the PR's base and head, the files changed since it (renames: both
