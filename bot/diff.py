@@ -19,8 +19,8 @@ from bot.model.master import ConfigEntry, MasterFile, Point
 from bot.model.owners import CodeownersFile, find_codeowners
 from bot.model.problems import Problem, from_yaml
 from bot.model.recipe import Recipe, Variant, parse_recipe
-from bot.model.selection import select
-from bot.sources.snapshot import Snapshot
+from bot.model.selection import MAX_RUN_CHOICES, choices, select
+from bot.sources.snapshot import Snapshot, is_plain_path
 from bot.yamlsafe import YamlProblem, load_bytes
 
 
@@ -189,6 +189,36 @@ class _RecipeCache:
         return self.recipes[path]
 
 
+def _run_choices(entry: ConfigEntry | None, recipes: _RecipeCache | None) -> int:
+    """What working out an entry's runs costs (see `selection.choices`)."""
+    points = entry.points if entry else ()
+    return sum(choices(recipes.get(p.recipe) if recipes else None, p) for p in points)
+
+
+def _classify_within_budget(
+    keys: dict[str, KeyChange], recipes_base: _RecipeCache, recipes_head: _RecipeCache
+) -> Problem | None:
+    """Work out every changed key's runs while the budget lasts; the keys it cannot pay for are
+    left out of the review, and the problem returned names them."""
+    spent = 0
+    over: list[KeyChange] = []
+    for change in keys.values():
+        # A removed key's runs are only counted, so its recipes need not be read.
+        old_recipes = recipes_base if change.head is not None else None
+        cost = _run_choices(change.base, old_recipes) + _run_choices(change.head, recipes_head)
+        if spent + cost > MAX_RUN_CHOICES:
+            over.append(change)
+            continue
+        spent += cost
+        _classify(change, runs_of(change.base, old_recipes), runs_of(change.head, recipes_head))
+    for change in over:
+        del keys[change.key]
+    if not over:
+        return None
+    params = {"count": len(over), "keys": [c.key for c in over[:10]], "limit": MAX_RUN_CHOICES}
+    return Problem("review-too-many-runs", over[0].file, over[0].line, params)
+
+
 _RECIPE_REF = re.compile(r"""(?:srt-recipe["']?\s*:\s*|CONFIG_FILE=)["']?([^\s,}'"]+)""")
 
 
@@ -256,6 +286,17 @@ def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run]) -> 
         aspects.append("other")
 
 
+def _odd_names(changed_files: list[str], layout: Layout) -> list[Problem]:
+    """Changed files where the sweep reads data whose names prbot cannot ask git for (a line break,
+    an empty, `.` or `..` part): they would run unchecked, so each is a problem, never a skip."""
+    folders = (f"{layout.root}configs/", f"{layout.root}benchmarks/", layout_mod.OLDER_CONFIGS)
+    return [
+        Problem("path-odd-name", path, None, {"path": repr(path)[1:-1]})
+        for path in changed_files
+        if not is_plain_path(path) and path.startswith(folders)
+    ]
+
+
 def _is_recipe(path: str, layout: Layout) -> bool:
     return path.startswith(f"{layout.root}benchmarks/") and path.endswith((".yaml", ".yml"))
 
@@ -263,7 +304,7 @@ def _is_recipe(path: str, layout: Layout) -> bool:
 def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewDiff:
     """Read the changed files at both refs and work out what changed for every config key."""
     layout = layout_mod.detect(head)
-    problems: list[Problem] = []
+    problems: list[Problem] = _odd_names(changed_files, layout)
     master_paths = [p for p in changed_files if layout.is_master_config(p)]
     head_masters_all = layout_mod.master_config_paths(head, layout)
     parsed: dict[tuple[str, bytes], Recipe] = {}
@@ -287,10 +328,10 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
     for path in changed_recipes:  # read even when no key runs them, so that a broken one is named
         recipes_head.get(path)
     _prefetch_recipes(keys, base, head)
+    too_many_runs = _classify_within_budget(keys, recipes_base, recipes_head)
+    if too_many_runs is not None:
+        problems.append(too_many_runs)
     for change in keys.values():
-        # A removed key's runs are only counted, so its recipes need not be read.
-        old_recipes = recipes_base if change.head is not None else None
-        _classify(change, runs_of(change.base, old_recipes), runs_of(change.head, recipes_head))
         if change.head is not None:
             problems.extend(change.head.problems)
     used = {p.recipe for c in keys.values() if c.head for p in c.head.points if p.recipe}

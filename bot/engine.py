@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from bot.checks import changelog, codeowners, consistency, digest, dram, labels, recipe_selection, sweep_plan
 from bot.checks.context import CheckContext
@@ -55,6 +60,59 @@ def _run_check(
         return [_crashed(check_id, exc)]
 
 
+class ReviewDeadline(BaseException):
+    """The review's time ran out. A BaseException, so that no check's `except Exception` keeps it."""
+
+
+@contextmanager
+def _alarm(seconds: int) -> Iterator[None]:
+    """Raise ReviewDeadline wherever the review is once `seconds` have passed. Signals reach only
+    the main thread; elsewhere (a caller's worker thread) the deadline is checked between checks."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(_signum: int, _frame: object) -> None:
+        raise ReviewDeadline
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass
+class _Progress:
+    """What the review has found so far, kept for the case that its deadline stops it."""
+
+    seconds: int
+    findings: list[Finding] = field(default_factory=list)
+    finished: set[str] = field(default_factory=set)
+    diff: ReviewDiff | None = None
+
+    def add(self, check_id: str, found: list[Finding]) -> None:
+        self.findings += found
+        self.finished.add(check_id)
+
+    def late(self) -> Report:
+        """The findings so far, and a blocking "did not finish" for every check that had not."""
+        late = [
+            finding(check_id, Severity.BLOCKING, "check-deadline", seconds=self.seconds)
+            for check_id in CHECK_IDS
+            if check_id not in self.finished
+        ]
+        return Report(self.findings + late, *_tables(self.diff, {}) if self.diff else ())
+
+
+def _tables(diff: ReviewDiff, plan: dict) -> tuple[dict, dict, dict]:
+    """The report's published sets, sweep plan and changed aspects per key."""
+    published = {c.key: {"base": c.published_base, "head": c.published_head} for c in diff.keys.values()}
+    return published, plan, {c.key: c.aspects for c in diff.keys.values()}
+
+
 def _digest(diff: ReviewDiff, offline: bool) -> list[Finding]:
     """The only check that needs the network: resolve the tags, then compare (pure)."""
     uses = image_uses(diff)
@@ -75,8 +133,27 @@ def review(
     *,
     offline: bool = False,
 ) -> Report:
-    """Run every check on the difference between base and head (`offline`: no registry lookups)."""
+    """Run every check on the difference between base and head (`offline`: no registry lookups),
+    within the settings' deadline (`review-deadline-s`): what has not finished by then blocks."""
     settings = settings or Settings()
+    progress = _Progress(settings.review_deadline_s)
+    try:
+        with _alarm(settings.review_deadline_s):
+            return _review(base, head, changed_files, pr, settings, offline, progress)
+    except ReviewDeadline:
+        return progress.late()
+
+
+def _review(
+    base: Snapshot,
+    head: Snapshot,
+    changed_files: list[str],
+    pr: PullRequest,
+    settings: Settings,
+    offline: bool,
+    progress: _Progress,
+) -> Report:
+    deadline = time.monotonic() + settings.review_deadline_s  # where no alarm can ring
     try:
         diff = compute(base, head, changed_files)
     except Exception as exc:
@@ -84,21 +161,25 @@ def review(
             raise  # a file could not be fetched: the caller says which, and the review did not run
         # A bug while working out the diff: no check can run, each says so, and the exit status is 2.
         return Report([_crashed(check_id, exc, "review-crashed") for check_id in CHECK_IDS])
+    progress.diff = diff
     ctx = CheckContext(diff, pr, settings)
-    findings: list[Finding] = []
     for check_id, run in CHECKS:
+        if time.monotonic() > deadline:
+            raise ReviewDeadline
         if diff.no_masters and check_id in NEED_MASTERS:
-            findings += ctx.no_masters(check_id)
-            continue
-        findings += _run_check(check_id, run, ctx)
+            progress.add(check_id, ctx.no_masters(check_id))
+        else:
+            progress.add(check_id, _run_check(check_id, run, ctx))
     if diff.no_masters:
-        findings += ctx.no_masters("digest")
+        progress.add("digest", ctx.no_masters("digest"))
+    elif time.monotonic() > deadline:
+        raise ReviewDeadline
     else:
-        findings += _run_check("digest", lambda c: c.unreadable("digest") + _digest(c.diff, offline), ctx)
-    published = {c.key: {"base": c.published_base, "head": c.published_head} for c in diff.keys.values()}
-    aspects = {c.key: c.aspects for c in diff.keys.values()}
+        progress.add(
+            "digest", _run_check("digest", lambda c: c.unreadable("digest") + _digest(c.diff, offline), ctx)
+        )
     try:
         plan = sweep_plan.plan(ctx)
     except Exception:  # the sweep-plan check has said `check-crashed` already
         plan = {}
-    return Report(findings, published, plan, aspects)
+    return Report(progress.findings, *_tables(diff, plan))

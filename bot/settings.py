@@ -31,6 +31,9 @@ class Settings:
     modifier_labels: tuple[str, ...] = ("all-evals", "evals-only", "agentx-fast")
     eval_modifiers: tuple[str, ...] = ("all-evals", "evals-only")
     agentic_duration_s: int = 3600
+    # What the review may take, well inside the workflow's 10 minutes: past it, what has not
+    # finished is a blocking "did not finish" (a PR could be built to outlast the job).
+    review_deadline_s: int = 300
     core_team: tuple[str, ...] = field(default=())
     # Repository admins: like the core team, their ownership never needs a CODEOWNER sign-off.
     admins: tuple[str, ...] = field(default=())

@@ -212,11 +212,12 @@ class _Builder:
         offset, max_depth, max_nodes = self.offset, self.max_depth, self.max_nodes
         duplicates = self.duplicates
         plain_values = _plain_values
-        anchors: dict[str, tuple[Any, int]] = {}  # name → (value, expanded size)
+        anchors: dict[str, tuple[Any, int, int]] = {}  # name → (value, expanded size, height)
         open_anchors: set[str] = set()  # anchors of collections still being built
         stack: list[tuple] = []
         # The collection being built: its object, line bookkeeping, the pending key (for a mapping)
-        # and its line and text, pending `<<:` sources, its anchor, first line and expanded size.
+        # and its line and text, pending `<<:` sources, its anchor, first line, expanded size and
+        # height (its levels of nesting once aliases are expanded: an alias can hide depth).
         container: Any = None
         lines: Any = None
         is_map = False
@@ -227,6 +228,7 @@ class _Builder:
         anchor: str | None = None
         start = 0
         size = 0
+        height = 0
         while True:
             event = get()
             kind = type(event)
@@ -245,12 +247,14 @@ class _Builder:
                 value_size = 1
                 if event.anchor is not None:
                     _new_anchor(event.anchor, anchors, open_anchors, line)
-                    anchors[event.anchor] = (value, 1)
+                    anchors[event.anchor] = (value, 1, 0)
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
                 line = event.start_mark.line + offset
                 if len(stack) >= max_depth:
                     raise YamlProblem("too-deep", f"nesting deeper than {max_depth} levels", line)
-                stack.append((container, lines, is_map, key, key_line, key_text, merges, anchor, start, size))
+                stack.append(
+                    (container, lines, is_map, key, key_line, key_text, merges, anchor, start, size, height)
+                )
                 is_map = kind is MappingStartEvent
                 if is_map:
                     container = LineDict.__new__(LineDict)
@@ -258,13 +262,13 @@ class _Builder:
                 else:
                     container = LineList.__new__(LineList)
                     container.lines = lines = []
-                key, merges, anchor, start, size = _NO_KEY, None, event.anchor, line, 1
+                key, merges, anchor, start, size, height = _NO_KEY, None, event.anchor, line, 1, 1
                 if anchor is not None:
                     _new_anchor(anchor, anchors, open_anchors, line)
                     open_anchors.add(anchor)
                 continue
             elif kind is MappingEndEvent or kind is SequenceEndEvent:
-                value, value_size, line = container, size, start
+                value, value_size, value_height, line = container, size, height, start
                 if merges:
                     value = _merged(container, merges)
                 if value_size > max_nodes and anchors:  # only aliases can multiply a file's size
@@ -272,8 +276,12 @@ class _Builder:
                     raise YamlProblem("alias-bomb", detail, line)
                 if anchor is not None:
                     open_anchors.discard(anchor)
-                    anchors[anchor] = (value, value_size)
-                container, lines, is_map, key, key_line, key_text, merges, anchor, start, size = stack.pop()
+                    anchors[anchor] = (value, value_size, value_height)
+                (container, lines, is_map, key, key_line, key_text, merges, anchor, start, size, height) = (
+                    stack.pop()
+                )
+                if value_height >= height:
+                    height = value_height + 1
             elif kind is AliasEvent:
                 line = event.start_mark.line + offset
                 name = event.anchor
@@ -282,7 +290,12 @@ class _Builder:
                     raise YamlProblem("alias-bomb", detail, line)
                 if name not in anchors:
                     raise YamlProblem("syntax", f"found undefined alias {name!r}", line)
-                value, value_size = anchors[name]
+                value, value_size, value_height = anchors[name]
+                if len(stack) + value_height > max_depth:  # an alias's nesting counts where it is used
+                    detail = f"aliases expand to nesting deeper than {max_depth} levels"
+                    raise YamlProblem("too-deep", detail, line)
+                if value_height >= height:
+                    height = value_height + 1
             else:  # pragma: no cover - libyaml only sends the events above inside a document
                 raise YamlProblem("syntax", f"unexpected {kind.__name__}", self._line(event))
 

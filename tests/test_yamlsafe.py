@@ -35,6 +35,30 @@ def test_deep_nesting_refused(text: str) -> None:
     assert caught.value.kind == "too-deep"
 
 
+def _deep_alias_chain(links: int, levels: int = 60) -> str:
+    """Each anchor is `levels` deep and holds the previous one at its bottom: every anchor is under
+    the depth limit as written, but the last one expands `links × levels` levels deep."""
+    lines = ["l0: &l0 leaf"]
+    for i in range(1, links + 1):
+        lines.append(f"l{i}: &l{i} " + "[" * levels + f"*l{i - 1}" + "]" * levels)
+    return "\n".join(lines) + "\n"
+
+
+def test_nesting_hidden_in_chained_aliases_is_too_deep() -> None:
+    """The attack of #15: 250 links of 60 levels build a 15,000-level value (well under the node
+    limit), which made `str(value)` raise RecursionError in a check. It is refused where the alias
+    that crosses the limit is used, not expanded."""
+    with pytest.raises(YamlProblem) as caught:
+        load(_deep_alias_chain(250))
+    assert caught.value.kind == "too-deep"
+    assert caught.value.line == 3  # l2 is 120 levels deep once l1 is expanded into it
+
+
+def test_an_alias_within_the_depth_limit_is_accepted() -> None:
+    data = load("a: &a [[[x]]]\nb: [[*a]]\nc: {d: *a}\n").data
+    assert data["b"] == [[[[["x"]]]]] and data["c"]["d"] is data["a"]
+
+
 def test_duplicates_and_lines_are_recorded() -> None:
     loaded = load("x: 1\nbase: &b {k: 1}\nv:\n  <<: *b\n  k: 2\n  k: 3\nlist:\n  - 1\n  - 2\n")
     assert loaded.data["v"] == {"k": 3}

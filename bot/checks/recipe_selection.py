@@ -6,7 +6,7 @@ from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.master import Point
 from bot.model.recipe import Recipe
-from bot.model.selection import select
+from bot.model.selection import MAX_RUN_CHOICES, choices, select
 
 CHECK = "recipe-selection"
 
@@ -22,6 +22,9 @@ def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
     users = ctx.diff.recipe_users.get(path, [])
     if any(e.problems for e in users):
         return []  # points that could not be read may be the ones a variant serves
+    if sum(choices(recipe, p) for e in users for p in e.points if p.recipe == path) > MAX_RUN_CHOICES:
+        params = {"path": path, "users": len(users), "limit": MAX_RUN_CHOICES}
+        return [finding(CHECK, Severity.UNVERIFIED, "selection-leftovers-too-large", file=path, **params)]
     used: set[str] = set()
     for entry in users:
         for point in entry.points:
@@ -92,6 +95,20 @@ def check(ctx: CheckContext) -> list[Finding]:
                         "selection-unknown-selector",
                         **point.where,
                         selector=point.selector,
+                        path=point.recipe,
+                    )
+                )
+                clean = False
+                continue
+            if not recipe.variants:  # unreadable or refused: its problems say why, once
+                out.append(
+                    finding(
+                        CHECK,
+                        Severity.BLOCKING,
+                        "selection-recipe-unusable",
+                        **point.where,
+                        key=change.key,
+                        runs=len(point.concurrencies),
                         path=point.recipe,
                     )
                 )

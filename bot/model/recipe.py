@@ -17,6 +17,12 @@ from bot.model.problems import Problem, from_yaml
 from bot.yamlsafe import LineDict, YamlProblem, decode, load
 
 MAX_ZIP_VARIANTS = 512
+# A recipe's size budget (DESIGN.md §2: a check that cannot finish on the PR's content blocks).
+# Every variant is `base` deep-merged with one override, so a large `base` times many overrides
+# could fill the runner's memory from a file of a few hundred KB. The largest real recipe has 18
+# variants and 2,335 merged values; these limits are far above that.
+MAX_VARIANTS = 1_000
+MAX_MERGED_VALUES = 500_000
 ROLE_NAMES = ("agg", "prefill")
 # What selection and the DRAM check read, and the type each must have (DESIGN.md §1 "Recipe").
 SELECTOR_ENV = ("CONC", "TP", "KV_OFFLOADING", "SPEC_DECODING")
@@ -141,6 +147,38 @@ def merge(base: Any, override: Any) -> Any:
     return merged
 
 
+def _values(node: Any) -> int:
+    """How many values (mappings, lists and scalars) a parsed tree holds, aliases expanded."""
+    count, stack = 0, [node]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
+def _too_large(doc: LineDict, base: Any, overrides: list[str], path: str) -> Problem | None:
+    """Why merging every variant would exceed the size budget, worked out before any merge."""
+    variants, past_limit = 0, None
+    for name in overrides:
+        lengths = _zip_length(doc[name]) if name.startswith("zip_override_") else {1}
+        if len(lengths) == 1 and max(lengths) <= MAX_ZIP_VARIANTS:  # a bad zip builds no variant
+            variants += max(lengths)
+        if variants > MAX_VARIANTS and past_limit is None:
+            past_limit = name
+    if past_limit is not None:
+        params = {"path": path, "variants": variants, "limit": MAX_VARIANTS}
+        return Problem("recipe-too-many-variants", path, doc.lines.get(past_limit), params)
+    merged = variants * _values(base)
+    if merged > MAX_MERGED_VALUES:
+        params = {"path": path, "variants": variants, "values": merged, "limit": MAX_MERGED_VALUES}
+        return Problem("recipe-too-large", path, doc.lines.get("base"), params)
+    return None
+
+
 def _zip_length(node: Any) -> set[int]:
     if isinstance(node, dict):
         return set().union(*(_zip_length(v) for v in node.values())) if node else set()
@@ -256,6 +294,9 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
         line = doc.lines.get("base")
         problems.append(Problem("recipe-variant-not-mapping", path, line, {"variant": "base"}))
     base = doc.get("base") if isinstance(doc.get("base"), dict) else LineDict()
+    too_large = _too_large(doc, base, overrides, path) if overrides else None
+    if too_large is not None:  # no variant is built: a review of part of them would mislead
+        return Recipe(path, {}, pins, text, [*problems, too_large], is_bundle=True)
     problems += _shape(base, "base", path)
     variants: dict[str, Variant] = {"base": Variant("base", base, doc.lines.get("base"), (base,))}
     for name in overrides:

@@ -12,6 +12,12 @@ from typing import Any
 from bot.model.master import Point
 from bot.model.recipe import PARALLEL_ARGS, Recipe, Variant
 
+# The work budget of a review: runs times the recipe variants each chooses among. Today's whole
+# InferenceX matrix is about 2,100 runs and no real recipe has more than 18 variants; a PR over
+# this budget is built to exhaust the review, so what it would cost more is not reviewed, and
+# that blocks (DESIGN.md §2).
+MAX_RUN_CHOICES = 2_000_000
+
 
 def _int(value: Any) -> int | None:
     if isinstance(value, bool):
@@ -71,3 +77,8 @@ def select(recipe: Recipe, point: Point, concurrency: int) -> list[Variant]:
         for v in recipe.candidates(point.selector)
         if env_matches(v, point, concurrency) and topology_matches(v, point)
     ]
+
+
+def choices(recipe: Recipe | None, point: Point) -> int:
+    """What selecting a variant for each of a point's runs costs: runs × variants compared."""
+    return len(point.concurrencies) * max(1, len(recipe.candidates(point.selector)) if recipe else 1)
