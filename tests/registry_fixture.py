@@ -10,7 +10,12 @@ storage folder and pushes two images over plain HTTP:
 
 `AuthProxy` answers 401 with a Bearer (or Basic) challenge, hands out tokens, and forwards
 authorised requests to the real registry; it can also strip `Docker-Content-Digest`, delay,
-or answer a fixed status, to exercise the client's error paths. Nothing here leaves 127.0.0.1.
+redirect, or answer a fixed status, to exercise the client's error paths, and it records the
+`Authorization` header of every request. Nothing here leaves 127.0.0.1.
+
+The client refuses loopback addresses unless `PRBOT_ALLOW_PRIVATE_REGISTRIES` names them: tests
+that review through the engine use the `allow_loopback` fixture (clients built in a test pass
+`allowed_private=LOOPBACK` instead).
 """
 
 from __future__ import annotations
@@ -34,11 +39,20 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from bot.model.references import ENV_ALLOW_PRIVATE
+
 REGISTRY_BINARIES = ("docker-registry", "registry")
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "server", "date"}
+LOOPBACK = ("127.0.0.1",)
+
+
+@pytest.fixture(name="allow_loopback")
+def allow_loopback_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the engine's registry client contact the test registries on 127.0.0.1."""
+    monkeypatch.setenv(ENV_ALLOW_PRIVATE, ",".join(LOOPBACK))
 
 
 def free_port() -> int:
@@ -238,10 +252,14 @@ class ProxySettings:
     anonymous_tokens: bool = False
     reject_tokens: bool = False
     realm: str | None = None
+    challenge_scope: str | None = None  # default: the repository of the request, pull
+    challenge_service: str = "test"
+    redirect_to: str | None = None  # answer authorised requests with a 307 to this origin
     strip_digest: bool = False
     fixed_status: int | None = None
     delay: float = 0.0
     requests: list[tuple[str, str]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)  # one per request, "" when none
     in_flight: int = 0
     peak_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -263,6 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
         settings = self.server.settings
         with settings.lock:
             settings.requests.append((method, self.path))
+            settings.authorizations.append(self.headers.get("Authorization", ""))
             settings.in_flight += 1
             settings.peak_in_flight = max(settings.peak_in_flight, settings.in_flight)
         try:
@@ -283,6 +302,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(settings.fixed_status, {"errors": [{"code": code, "message": f"test says {code}"}]})
         elif not self._authorized():
             self._challenge(split.path)
+        elif settings.redirect_to:
+            self.send_response(307)
+            self.send_header("Location", settings.redirect_to + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         else:
             self._forward(method)
 
@@ -306,7 +330,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             repo = path.removeprefix("/v2/").partition("/manifests/")[0]
             realm = settings.realm or f"http://127.0.0.1:{self.server.server_address[1]}/token"
-            challenge = f'Bearer realm="{realm}",service="test",scope="repository:{repo}:pull"'
+            scope = settings.challenge_scope or f"repository:{repo}:pull"
+            challenge = f'Bearer realm="{realm}",service="{settings.challenge_service}",scope="{scope}"'
         self._json(
             401,
             {"errors": [{"code": "UNAUTHORIZED", "message": "authentication required"}]},

@@ -114,6 +114,7 @@ def test_unknown_tag_is_blocking() -> None:
         ("timeout", "digest-timeout"),
         ("rate_limited", "digest-rate-limited"),
         ("auth_refused", "digest-auth-refused"),
+        ("private_address", "digest-private-address"),
         ("error", "digest-registry-error"),
         ("something-new", "digest-registry-error"),
     ],
@@ -122,8 +123,27 @@ def test_registry_trouble_is_unverified_with_reason(status: str, message_id: str
     answer = TagResolution(IMAGE, status, message=f"registry said {status}")
     item = only(digest.check([use((pin(AMD64),))], {IMAGE: answer}))
     assert (item.severity, item.message_id) == (Severity.UNVERIFIED, message_id)
-    assert f"registry said {status}" in item.message_en
-    assert "registry-1.docker.io" in item.message_en and "registry-1.docker.io" in item.message_zh
+    assert f"registry said {status}" in item.message_en and f"registry said {status}" in item.message_zh
+    if status != "private_address":  # that one names the address it refused, not the registry
+        assert "registry-1.docker.io" in item.message_en and "registry-1.docker.io" in item.message_zh
+
+
+def test_private_address_says_how_to_allow_it() -> None:
+    answer = TagResolution("10.0.0.1/rocm/atom-dev:x", "private_address", message="10.0.0.1")
+    pinned = use((pin(AMD64, repository="10.0.0.1/rocm/atom-dev"),), image_head="10.0.0.1/rocm/atom-dev:x")
+    item = only(digest.check([pinned], {"10.0.0.1/rocm/atom-dev:x": answer}))
+    assert item.severity is Severity.UNVERIFIED
+    assert "10.0.0.1 is not a public address" in item.message_en
+    assert "10.0.0.1 不是公网地址" in item.message_zh
+    for text in (item.message_en, item.message_zh):
+        assert "PRBOT_ALLOW_PRIVATE_REGISTRIES" in text
+
+
+def test_auth_refused_names_the_action_input() -> None:
+    answer = TagResolution(IMAGE, "auth_refused", message="denied")
+    item = only(digest.check([use((pin(AMD64),))], {IMAGE: answer}))
+    for text in (item.message_en, item.message_zh):
+        assert "registry-credentials" in text and "PRBOT_REGISTRY_CREDENTIALS" in text
 
 
 def test_ok_answer_without_digest_is_not_a_pass() -> None:
@@ -249,7 +269,9 @@ def test_registry_text_is_escaped_in_markdown() -> None:
 
 
 def test_every_message_is_used_and_renders() -> None:
-    """Run every outcome once; each catalog entry of digest.yaml must be reachable and render."""
+    """Run every outcome once; each catalog entry of digest.yaml must be reachable and render.
+
+    The `digest-log-` entries are the registry client's log warnings (tests/test_registry*.py)."""
     answers = {
         IMAGE: OK,
         OLD_IMAGE: TagResolution(OLD_IMAGE, "not_found", message="manifest unknown"),
@@ -257,6 +279,7 @@ def test_every_message_is_used_and_renders() -> None:
         "rocm/atom-dev:slow": TagResolution("rocm/atom-dev:slow", "timeout"),
         "rocm/atom-dev:busy": TagResolution("rocm/atom-dev:busy", "rate_limited"),
         "rocm/atom-dev:priv": TagResolution("rocm/atom-dev:priv", "auth_refused"),
+        "rocm/atom-dev:lan": TagResolution("rocm/atom-dev:lan", "private_address", message="10.0.0.1"),
         "rocm/atom-dev:odd": TagResolution("rocm/atom-dev:odd", "error"),
     }
     uses = [
@@ -273,4 +296,4 @@ def test_every_message_is_used_and_renders() -> None:
         rendered(item)
     catalog = yaml.safe_load((template_dir() / "messages" / "digest.yaml").read_text(encoding="utf-8"))
     assert all(message_id.startswith("digest-") for message_id in catalog)
-    assert {f.message_id for f in findings} == set(catalog)
+    assert {f.message_id for f in findings} == {m for m in catalog if not m.startswith("digest-log-")}

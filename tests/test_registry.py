@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from http import HTTPStatus
 
 import pytest
-from registry_fixture import AuthProxy, LocalRegistry, free_port, local_registry_fixture  # noqa: F401
+from registry_fixture import LOOPBACK, AuthProxy, LocalRegistry, free_port, local_registry_fixture  # noqa: F401
 
 from bot.checks import digest
 from bot.model.images import ImageUse, Pin
@@ -25,8 +26,14 @@ SHA = "sha256:" + "ab" * 32
 
 
 def client(**options: object) -> RegistryClient:
-    """A client that ignores the real environment and retries quickly."""
-    settings: dict[str, object] = {"environ": {}, "retry_backoff": 0.05, "timeout": 2.0, "budget": 10.0}
+    """A client that ignores the real environment, may contact 127.0.0.1, and retries quickly."""
+    settings: dict[str, object] = {
+        "environ": {},
+        "allowed_private": LOOPBACK,
+        "retry_backoff": 0.05,
+        "timeout": 2.0,
+        "budget": 10.0,
+    }
     settings.update(options)
     return RegistryClient(**settings)  # type: ignore[arg-type]
 
@@ -108,18 +115,18 @@ def test_insecure_hosts_use_plain_http() -> None:
 
 def test_credentials_from_env_without_leaking(caplog: pytest.LogCaptureFixture) -> None:
     env = {
-        "PRBOT_REGISTRY_USERNAME": "bot",
-        "PRBOT_REGISTRY_PASSWORD": "global-secret",
         "PRBOT_REGISTRY_CREDENTIALS": '{"docker.io": {"username": "hub", "password": "hub-secret"}, "x": 1}',
     }
-    found = credentials_from_env(env)
-    assert found["*"] == Credentials("bot", "global-secret")
-    assert found["registry-1.docker.io"].password == "hub-secret"
-    assert "x" not in found
+    with caplog.at_level(logging.DEBUG):
+        found = credentials_from_env(env)
+    assert found == {"registry-1.docker.io": Credentials("hub", "hub-secret")}
     assert "secret" not in repr(found)
+    assert "the entry for x lacks a username or a password" in caplog.text
+    assert "x 的条目缺少用户名或密码" in caplog.text
+    caplog.clear()
     with caplog.at_level(logging.DEBUG):
         assert credentials_from_env({"PRBOT_REGISTRY_CREDENTIALS": '{"a": "broken-secret'}) == {}
-    assert "PRBOT_REGISTRY_CREDENTIALS" in caplog.text
+    assert "PRBOT_REGISTRY_CREDENTIALS is not a JSON object" in caplog.text
     assert "secret" not in caplog.text
 
 
@@ -205,12 +212,10 @@ def test_bearer_anonymous_token_in_access_token_field(local_registry: LocalRegis
     assert result.digest == local_registry.single_digest
 
 
-def test_global_credentials_from_env(local_registry: LocalRegistry) -> None:
+def test_per_host_credentials_from_env(local_registry: LocalRegistry) -> None:
     with AuthProxy(local_registry.url) as proxy:
-        env = {
-            "PRBOT_REGISTRY_USERNAME": proxy.settings.username,
-            "PRBOT_REGISTRY_PASSWORD": proxy.settings.password,
-        }
+        login = {"username": proxy.settings.username, "password": proxy.settings.password}
+        env = {"PRBOT_REGISTRY_CREDENTIALS": json.dumps({proxy.host: login})}
         result = resolve_one(f"{proxy.host}/lmsysorg/sglang:v0.5.19-cu130", environ=env)
     assert result.status == "ok"
 

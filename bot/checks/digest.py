@@ -13,15 +13,21 @@ from typing import Any
 
 from bot.findings import Finding, Severity, finding
 from bot.model.images import ImageUse, Pin
-from bot.model.references import TagResolution, normalized_repository, parse_reference
+from bot.model.references import (
+    ENV_ALLOW_PRIVATE,
+    ENV_CREDENTIALS,
+    TagResolution,
+    normalized_repository,
+    parse_reference,
+)
 
 CHECK = "digest"
-CREDENTIALS_ENV = "PRBOT_REGISTRY_CREDENTIALS"  # read by bot.sources.registry
 _UNVERIFIED = {
     "unreachable": "digest-unreachable",
     "timeout": "digest-timeout",
     "rate_limited": "digest-rate-limited",
     "auth_refused": "digest-auth-refused",
+    "private_address": "digest-private-address",
     "error": "digest-registry-error",
 }
 
@@ -209,5 +215,6 @@ def _compare(pin: Pin, image: str, resolution: TagResolution, where: Mapping[str
         image=image,
         detail=detail,
         host=host,
-        env=CREDENTIALS_ENV,
+        env=ENV_CREDENTIALS,
+        allow=ENV_ALLOW_PRIVATE,
     )

@@ -11,6 +11,9 @@ from collections.abc import Collection
 from typing import NamedTuple
 
 DOCKER_HUB = "registry-1.docker.io"
+# Settings read by `bot.sources.registry` and named by the `digest` check's messages.
+ENV_CREDENTIALS = "PRBOT_REGISTRY_CREDENTIALS"
+ENV_ALLOW_PRIVATE = "PRBOT_ALLOW_PRIVATE_REGISTRIES"
 _HUB_ALIASES = frozenset(("docker.io", "index.docker.io", "registry.hub.docker.com", DOCKER_HUB))
 _HOST_RE = re.compile(
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?", re.ASCII

@@ -4,18 +4,22 @@ The only module that talks to container registries. It resolves `repo:tag` refer
 tag's manifest digest and, for an image index / manifest list, the digests of its per-platform
 child manifests. It never judges: `bot.checks.digest` compares the answers with recipe pins.
 
-Credentials come from the environment (see the README, "Credentials") and never appear in a message,
-an exception, a log line or a repr.
+Trust (see the README, "Credentials"): a login is configured per host and sent only to that host,
+and to its token service when `_login_may_go_to` allows; the token scope is prbot's own; hosts that
+resolve to non-public addresses are not contacted unless a setting names them (`_AddressGuard`).
+Secrets never appear in a message, an exception, a log line or a repr.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import json
 import logging
 import os
 import re
+import socket
 import ssl
 import threading
 import time
@@ -23,13 +27,15 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cache
-from urllib.parse import urlsplit
 
 import httpx
 
+from bot import messages
 from bot.model.references import (  # noqa: F401 - re-exported for callers of this module
     _DIGEST_RE,
     DOCKER_HUB,
+    ENV_ALLOW_PRIVATE,
+    ENV_CREDENTIALS,
     ImageRef,
     TagResolution,
     _normalize_host,
@@ -48,10 +54,10 @@ ACCEPT = ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))
 INDEX_TYPES = frozenset((OCI_INDEX, DOCKER_LIST))
 
 ENV_INSECURE = "PRBOT_INSECURE_REGISTRIES"
-ENV_USERNAME = "PRBOT_REGISTRY_USERNAME"
-ENV_PASSWORD = "PRBOT_REGISTRY_PASSWORD"
-ENV_CREDENTIALS = "PRBOT_REGISTRY_CREDENTIALS"
-ANY_HOST = "*"
+# The old login for every registry: no longer read, since it went to any registry a PR names.
+ENV_LEGACY = ("PRBOT_REGISTRY_USERNAME", "PRBOT_REGISTRY_PASSWORD")
+# Token services on another host than their registry that may receive its login without being listed.
+_TOKEN_HOSTS = {DOCKER_HUB: "auth.docker.io"}
 
 _NOT_FOUND_CODES = frozenset(("MANIFEST_UNKNOWN", "NAME_UNKNOWN", "TAG_UNKNOWN", "BLOB_UNKNOWN"))
 _MAX_MANIFEST_BYTES = 4 * 1024 * 1024
@@ -60,6 +66,8 @@ _MAX_RETRY_AFTER = 2.0
 _GRACE_SECONDS = 1.0
 
 _CHALLENGE_PARAM = re.compile(r'(\w+)\s*=\s*(?:"([^"]*)"|([^\s,]+))')
+_SERVICE = re.compile(r"[\w.:-]{1,128}", re.ASCII)  # a token service's name, as challenges give it
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 # ---------------------------------------------------------------- credentials
@@ -73,33 +81,49 @@ class Credentials:
     password: str = field(repr=False)
 
 
+def _warn(message_id: str, **params: object) -> None:
+    """A log warning from the message catalog, in English then Chinese."""
+    log.warning("%s\n%s", *(messages.render(message_id, lang, params) for lang in messages.LANGS))
+
+
 def credentials_from_env(environ: Mapping[str, str]) -> dict[str, Credentials]:
-    """Per-host credentials from `PRBOT_REGISTRY_CREDENTIALS` plus a `*` entry from the global pair."""
-    found: dict[str, Credentials] = {}
-    user, password = environ.get(ENV_USERNAME), environ.get(ENV_PASSWORD)
-    if user and password:
-        found[ANY_HOST] = Credentials(user, password)
+    """Per-host logins from `PRBOT_REGISTRY_CREDENTIALS`, a JSON object of host → {username, password}.
+
+    The old global pair (`ENV_LEGACY`) is ignored, with a warning: it was offered to any registry.
+    """
+    if any(environ.get(name) for name in ENV_LEGACY):
+        _warn("digest-log-legacy-credentials", legacy=list(ENV_LEGACY), env=ENV_CREDENTIALS)
     raw = environ.get(ENV_CREDENTIALS, "").strip()
     if not raw:
-        return found
+        return {}
     try:
         table = json.loads(raw)
     except ValueError:
         table = None
     if not isinstance(table, dict):
-        log.warning("%s is not a JSON object of host → {username, password}; ignored", ENV_CREDENTIALS)
-        return found
+        _warn("digest-log-credentials-not-json", env=ENV_CREDENTIALS)
+        return {}
+    found: dict[str, Credentials] = {}
     for host, entry in table.items():
         if isinstance(entry, dict) and entry.get("username") and entry.get("password"):
             found[_normalize_host(str(host))] = Credentials(str(entry["username"]), str(entry["password"]))
         else:
-            log.warning("%s: entry for %s lacks username/password; ignored", ENV_CREDENTIALS, host)
+            _warn("digest-log-credentials-incomplete", env=ENV_CREDENTIALS, host=str(host))
     return found
+
+
+def _listed(environ: Mapping[str, str], name: str) -> set[str]:
+    return {h.strip().lower() for h in environ.get(name, "").split(",") if h.strip()}
 
 
 def insecure_from_env(environ: Mapping[str, str]) -> set[str]:
     """Hosts named in `PRBOT_INSECURE_REGISTRIES` (comma-separated)."""
-    return {h.strip().lower() for h in environ.get(ENV_INSECURE, "").split(",") if h.strip()}
+    return _listed(environ, ENV_INSECURE)
+
+
+def allowed_private_from_env(environ: Mapping[str, str]) -> set[str]:
+    """Host names, addresses and networks named in `PRBOT_ALLOW_PRIVATE_REGISTRIES` (comma-separated)."""
+    return _listed(environ, ENV_ALLOW_PRIVATE)
 
 
 # ---------------------------------------------------------------- results
@@ -181,6 +205,57 @@ def _platform(entry: dict) -> str:
     return "/".join(str(p) for p in parts)
 
 
+# ---------------------------------------------------------------- addresses
+
+
+def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """A global unicast address; an IPv4 address inside IPv6 (mapped, NAT64) is judged as itself."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped:
+            address = address.ipv4_mapped
+        elif address in _NAT64:
+            address = ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    return address.is_global and not address.is_multicast
+
+
+def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """Every address the system resolver gives for `host` (an address literal is itself)."""
+    try:
+        answers = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise _Failure("unreachable", f"cannot resolve {host}") from None
+    return list(dict.fromkeys(ipaddress.ip_address(answer[4][0]) for answer in answers))
+
+
+class _AddressGuard:
+    """An httpx request hook: refuses, before connecting, a host that resolves to a non-public address.
+
+    It runs on every request, redirects and token services included. Host names, addresses and
+    networks named in `PRBOT_ALLOW_PRIVATE_REGISTRIES` pass. The check uses the resolver's answer of
+    the moment: a name that resolves elsewhere when connecting (DNS rebinding) can still reach a
+    private address, but only over HTTPS, which then fails, since no certificate there names that
+    host (plain HTTP goes only to loopback names and to hosts listed as insecure).
+    """
+
+    def __init__(self, allowed: Iterable[str]) -> None:
+        self._names: set[str] = set()
+        self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        for entry in allowed:
+            text = entry.strip().lower().strip("[]")
+            try:
+                self._networks.append(ipaddress.ip_network(text, strict=False))
+            except ValueError:
+                self._names.add(text)
+
+    def __call__(self, request: httpx.Request) -> None:
+        host = request.url.host
+        if host in self._names:
+            return
+        for address in _addresses(host):
+            if not _is_public(address) and not any(address in network for network in self._networks):
+                raise _Failure("private_address", host if host == str(address) else f"{host} ({address})")
+
+
 # ---------------------------------------------------------------- client
 
 
@@ -194,7 +269,8 @@ class RegistryClient:
     """Resolves image tags against OCI registries, concurrently, within a total time budget.
 
     One client serves one review: answers are cached for its lifetime and the budget counts from
-    the first lookup. Use it as a context manager, or call `close()`.
+    the first lookup. Use it as a context manager, or call `close()`. `insecure_hosts` and
+    `allowed_private` add to the environment's lists; `credentials` replaces its table.
     """
 
     def __init__(
@@ -205,6 +281,7 @@ class RegistryClient:
         max_workers: int = 8,
         retry_backoff: float = 0.5,
         insecure_hosts: Iterable[str] = (),
+        allowed_private: Iterable[str] = (),
         credentials: Mapping[str, Credentials] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
@@ -218,8 +295,13 @@ class RegistryClient:
         self._credentials = {_normalize_host(host): login for host, login in given.items()}
         # Everything secret that a careless registry might echo back, to be cut from messages.
         self._secrets = {s for c in self._credentials.values() for s in (c.password, _basic(c).split()[1])}
+        guard = _AddressGuard((*allowed_private, *allowed_private_from_env(env)))
+        # httpx drops the Authorization header when a redirect leaves the host; the guard checks each hop.
         self._http = httpx.Client(
-            verify=_tls_context(), follow_redirects=True, headers={"User-Agent": "prbot-registry/1"}
+            verify=_tls_context(),
+            follow_redirects=True,
+            headers={"User-Agent": "prbot-registry/1"},
+            event_hooks={"request": [guard]},
         )
         self._lock = threading.Lock()
         self._cache: dict[ImageRef, TagResolution] = {}
@@ -359,7 +441,7 @@ class RegistryClient:
     def _authorize(self, ref: ImageRef, challenge: str) -> str:
         """The Authorization header value that answers the registry's challenge."""
         scheme, params = _parse_challenge(challenge)
-        credentials = self._credentials.get(ref.registry_host) or self._credentials.get(ANY_HOST)
+        credentials = self._credentials.get(ref.registry_host)
         if scheme == "basic":
             if credentials is None:
                 raise _Failure("auth_refused", f"{ref.registry_host} requires a login and none is configured")
@@ -369,16 +451,24 @@ class RegistryClient:
         return "Bearer " + self._token(ref, params, credentials)
 
     def _token(self, ref: ImageRef, params: dict[str, str], credentials: Credentials | None) -> str:
-        """Fetch a pull token from the challenge's realm (with the login, when one is configured)."""
-        realm = urlsplit(params["realm"])
-        realm_host = realm.netloc.rpartition("@")[2]
+        """Fetch a pull token for `ref.repository` from the challenge's realm.
+
+        The scope is always prbot's own `repository:<repo>:pull`, whatever the challenge asked for;
+        the registry's login goes along only where `_login_may_go_to` allows.
+        """
+        try:
+            realm = httpx.URL(params["realm"])
+        except httpx.InvalidURL:
+            raise _Failure("auth_refused", f"{ref.registry_host} named an invalid token service") from None
+        realm_host = _normalize_host(realm.netloc.decode("ascii"))
         if realm.scheme != "https" and scheme_for(realm_host, self._insecure) != "http":
             raise _Failure("auth_refused", f"{ref.registry_host} named a token service that is not HTTPS")
-        query = {"scope": params.get("scope") or f"repository:{ref.repository}:pull"}
-        if params.get("service"):
+        query = {"scope": f"repository:{ref.repository}:pull"}
+        if _SERVICE.fullmatch(params.get("service", "")):
             query["service"] = params["service"]
-        url = str(httpx.URL(params["realm"]).copy_merge_params(query))
-        headers = {"Authorization": _basic(credentials)} if credentials else {}
+        url = str(realm.copy_merge_params(query))
+        login = credentials if self._login_may_go_to(ref.registry_host, realm_host) else None
+        headers = {"Authorization": _basic(login)} if login else {}
         reply = self._request("GET", url, realm_host, headers)
         if reply.status == 429 or reply.status >= 500:
             raise _classify(reply)
@@ -391,6 +481,12 @@ class RegistryClient:
         with self._lock:
             self._secrets.add(token)
         return token
+
+    def _login_may_go_to(self, registry_host: str, token_host: str) -> bool:
+        """A registry's login goes to its token service on the same host, at Docker Hub's own
+        (`auth.docker.io`), or on a host that has its own entry in the credentials table."""
+        own = (registry_host, _TOKEN_HOSTS.get(registry_host))
+        return token_host in own or token_host in self._credentials
 
     def _request(self, method: str, url: str, host: str, headers: Mapping[str, str]) -> _Reply:
         """Send with a deadline-clipped timeout and one retry (with backoff) on timeouts, 5xx and 429."""
