@@ -23,7 +23,7 @@ from bot.action_events import ActionError, Inputs, Skip, Trigger, classify, exit
 from bot.action_text import Console, Msg, msg
 from bot.engine import review
 from bot.model.owners import find_codeowners
-from bot.render import COMMENT_LIMIT, render_comment
+from bot.render import COMMENT_LIMIT
 from bot.report import EXIT_ERROR, Report
 from bot.settings import Settings, SettingsError
 from bot.sources.github import ClientOptions, GitHubError, GitHubSnapshot, GitHubSource, connect
@@ -54,12 +54,12 @@ def run_action(
     console = Console(stream)
     try:
         inputs = Inputs.from_env(env)
-        console.add_secrets([inputs.token, *_registry_secrets(inputs.registry_credentials)])
+        if inputs.registry_credentials:  # the registry client's only logins; the input wins over a step's env
+            env[ENV_CREDENTIALS] = inputs.registry_credentials
+        console.add_secrets([inputs.token, *_registry_secrets(env.get(ENV_CREDENTIALS, ""))])
         event, payload = load_event(env)
     except ActionError as exc:
         return _stopped(console, env, exc.message)
-    if inputs.registry_credentials and not env.get(ENV_CREDENTIALS):
-        env[ENV_CREDENTIALS] = inputs.registry_credentials
     try:
         decision = classify(event, payload)
         if isinstance(decision, Skip):
@@ -83,6 +83,7 @@ def _stopped(console: Console, env: Mapping[str, str], message: Msg) -> int:
 
 
 def _registry_secrets(raw: str) -> list[str]:
+    """What to cut from the log: the whole credentials table and each password in it."""
     try:
         table = json.loads(raw) if raw else {}
     except ValueError:
@@ -116,7 +117,7 @@ class _Run:
     ) -> None:
         self.env, self.inputs, self.console = env, inputs, console
         gh = connect(inputs.token, env.get("GITHUB_API_URL"), options)
-        self.source = GitHubSource(gh, env["GITHUB_REPOSITORY"], retries=options.retries)
+        self.source = GitHubSource(gh, env["GITHUB_REPOSITORY"], options=options, log=console.info)
 
     def execute(self, trigger: Trigger) -> int:
         if trigger.comment_id is not None:
@@ -202,8 +203,7 @@ class _Run:
         lang, notes = self.inputs.lang, list(outcome.notes)
         if outcome.report is not None:
             report = outcome.report
-            comment = render_comment(report, lang=lang, base=outcome.base, head=outcome.head)
-            full = summary.full_review(report, lang, outcome.base, outcome.head)
+            comment, full = summary.review_texts(report, lang, outcome.base, outcome.head)
             blocking, warnings = summary.counts(report)
             self.console.info(
                 msg("action-review-done", verdict=report.verdict, blocking=blocking, warnings=warnings)
@@ -215,9 +215,10 @@ class _Run:
             _fail_log(self.console, outcome.failure)
             comment = full = summary.failure_comment(outcome.failure, lang, outcome.base, outcome.head)
             code = EXIT_ERROR
+        cut = comment != full
         comment = summary.with_notes(comment, notes, lang, COMMENT_LIMIT)
         run_notes = self._comment(trigger, self.console.redact(comment))
-        if comment != summary.with_notes(full, notes, lang, summary.SUMMARY_LIMIT):
+        if cut:
             run_notes.append(msg("action-comment-cut"))
         outputs = {"verdict": self._verdict(outcome)}
         if outcome.report is not None:
@@ -239,11 +240,17 @@ class _Run:
         """Create or edit the sticky comment; notes for the job summary about what happened."""
         if not self.inputs.comment:
             return [msg("action-comment-disabled")]
-        result = publish(self.source, trigger.number, body)
+        result = publish(self.source, trigger.number, body, self.inputs.bot_login)
+        if result.foreign:
+            self.console.info(msg("action-comment-foreign", logins=list(result.foreign)))
         if result.status in (CREATED, UPDATED, UNCHANGED):
             self.console.info(msg(f"action-comment-{result.status}", url=result.url or ""))
             if result.removed:
                 self.console.info(msg("action-comment-duplicates", count=result.removed))
+            if result.written_as:
+                self.console.info(
+                    msg("action-comment-login", login=result.written_as, configured=self.inputs.bot_login)
+                )
             return []
         assert result.error is not None
         note = (

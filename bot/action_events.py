@@ -25,6 +25,10 @@ FAIL_ON = ("blocking", "warning", "never")
 LANGS = ("both", "en", "zh")
 BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 DEFAULT_CONFIG = ".github/prbot.yml"
+#: Who writes the review comment with the workflow's `GITHUB_TOKEN`.
+DEFAULT_BOT_LOGIN = "github-actions[bot]"
+#: A GitHub login: a user's, or an app's bot (`<app-slug>[bot]`).
+LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,99}(?:\[bot\])?")
 
 
 class ActionError(Exception):
@@ -52,6 +56,13 @@ def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default
     return value
 
 
+def _login(env: Mapping[str, str], name: str, default: str) -> str:
+    value = input_value(env, name, default)
+    if not LOGIN.fullmatch(value):
+        raise ActionError(msg("action-input-login", name=name, value=value))
+    return value
+
+
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
     value = input_value(env, name, str(default).lower()).lower()
     if value not in BOOLEANS:
@@ -68,6 +79,7 @@ class Inputs:
     lang: str
     registry_credentials: str
     offline: bool = False
+    bot_login: str = DEFAULT_BOT_LOGIN
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Inputs:
@@ -82,6 +94,7 @@ class Inputs:
             lang=_choice(env, "lang", LANGS, "both"),
             registry_credentials=input_value(env, "registry-credentials"),
             offline=_flag(env, "offline", False),
+            bot_login=_login(env, "bot-login", DEFAULT_BOT_LOGIN),
         )
 
 

@@ -13,8 +13,6 @@ from typing import Any, TextIO
 
 from bot import messages, textsafe
 
-MIN_SECRET_CHARS = 4
-
 
 @dataclass(frozen=True)
 class Msg:
@@ -45,23 +43,23 @@ def _resolve(value: Any, lang: str, markdown: bool) -> Any:
 
 
 class Console:
-    """The job log: one line per message, PR text defused (`textsafe.log_line`), secrets cut out."""
+    """The job log: one line per message, PR text defused (`textsafe.log_line`), secrets cut out.
+
+    Secrets given to it are registered with `textsafe`, which then cuts them out of everything the
+    run writes (comment, summary, report, log) before any escaping: one list for all of them."""
 
     def __init__(self, stream: TextIO | None = None, secrets: Iterable[str] = ()) -> None:
         self.stream = stream
-        self.secrets: set[str] = set()
         self.add_secrets(secrets)
 
     def add_secrets(self, secrets: Iterable[str | None]) -> None:
-        self.secrets.update(s for s in secrets if s and len(s) >= MIN_SECRET_CHARS)
+        textsafe.add_secrets(secrets)
 
     def redact(self, text: str) -> str:
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            text = text.replace(secret, "***")
-        return text
+        return textsafe.redact(text)
 
     def info(self, message: Msg | str) -> None:
-        self._write(textsafe.log_line(self.redact(str(message))))
+        self._write(textsafe.log_line(str(message)))
 
     def command(self, line: str) -> None:
         """A workflow command (`::error …::…`) whose parts the caller has already escaped."""

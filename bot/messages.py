@@ -2,7 +2,8 @@
 
 Each catalog entry is `message-id: {en: "...", zh: "..."}`. Values passed in are rendered as plain
 text for the JSON report, or through the markdown escapes of `bot.textsafe` for the comment, so
-the same catalog serves both. Filters available inside messages: `code` (an inline code span in
+the same catalog serves both; either way secrets are cut out of them first, and in markdown
+nothing outside code links. Filters available inside messages: `code` (an inline code span in
 markdown, the bare value in plain text), `num` (thousands separators), `items` (comma-joined;
 `items(as_code=True)` puts each item in a code span) and `run_list` (`[(concurrency, variant)]` as
 `C1 · C4 → variant`, each variant a code span; a None variant shows the concurrency alone).
@@ -135,5 +136,8 @@ def require(message_id: str, params: Mapping[str, Any]) -> None:
 
 
 def render(message_id: str, lang: str, params: Mapping[str, Any], *, markdown: bool = False) -> str:
-    """One message in one language, as plain text (JSON) or escaped markdown (comment)."""
-    return _compiled(message_id, lang, markdown).render(params)
+    """One message in one language, as plain text (JSON) or escaped markdown (comment). In markdown
+    nothing outside its code spans links: not its values, nor catalog text around a number from
+    the PR (`entry #{{ index }}`)."""
+    text = _compiled(message_id, lang, markdown).render(params)
+    return textsafe.no_links(text) if markdown else text

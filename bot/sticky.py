@@ -1,10 +1,12 @@
 """The one review comment per pull request, found again by its hidden marker and edited in place.
 
-Whose comment is ours: with a personal token, the authenticated user's; with the workflow's
-`GITHUB_TOKEN` or an app's installation token (which may not read `/user`), a bot's
-(`github-actions[bot]`, `<app>[bot]`). Only comments whose body starts with the marker count, so
-a person quoting the marker is never edited. Two runs racing may both create a comment: after
-creating, the comments are listed again, the oldest is kept and the younger ones are deleted.
+Only the bot's own comments are ever edited or deleted. A comment is ours when its body starts with
+the marker (so a person quoting the marker is never edited) and its author is the bot's identity:
+the token's user when GitHub tells it (`/user` answers for a personal or a user token), else the
+`bot-login` input (`github-actions[bot]` for the workflow's `GITHUB_TOKEN`, `<app>[bot]` for an
+app's installation token, which may not read `/user`). Marked comments by anyone else are left
+alone. Two runs racing may both create a comment: after creating, our comments are listed again
+(by the author GitHub gave the new one), the oldest is kept and the younger ones are deleted.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from github import GithubException
 
 from bot.action_text import msg
 from bot.render import MARKER
-from bot.sources.github import API_ERRORS, GitHubError, GitHubSource, explain
+from bot.sources.github import GitHubError, GitHubSource
 
 CREATED, UPDATED, UNCHANGED, READ_ONLY, FAILED = "created", "updated", "unchanged", "read-only", "failed"
 
@@ -28,27 +30,36 @@ class StickyResult:
     url: str | None = None
     removed: int = 0
     error: GitHubError | None = None
+    foreign: tuple[str, ...] = ()  # authors of marked comments that are not ours (left alone)
+    written_as: str | None = None  # the new comment's author, when it is not the login looked for
 
 
-def own_login(source: GitHubSource) -> str | None:
-    """The token's user, or None for installation tokens (GitHub answers 403 on `/user` for them)."""
+def identity(source: GitHubSource, bot_login: str) -> str:
+    """The login our comments are written as: the token's user when `/user` answers, else
+    `bot_login` (GitHub answers 403 there for installation tokens; a rate limit is not a 403)."""
     try:
-        return source.gh.get_user().login
-    except API_ERRORS:
-        return None
+        return source.call(msg("action-doing-identity"), lambda: source.gh.get_user().login)
+    except GitHubError as exc:
+        if exc.status in (403, 404) and not exc.rate_limited:
+            return bot_login
+        raise
 
 
-def is_ours(comment: Any, login: str | None) -> bool:
-    if not (comment.body or "").startswith(MARKER) or comment.user is None:
-        return False
-    if login:
-        return comment.user.login.casefold() == login.casefold()
-    return comment.user.type == "Bot" or comment.user.login.endswith("[bot]")
+def _marked(issue: Any) -> list[Any]:
+    """The issue's comments that start with the marker (every page), oldest first."""
+    found = (c for c in issue.get_comments() if (c.body or "").startswith(MARKER))
+    return sorted(found, key=lambda c: (c.created_at, c.id))
 
 
-def _ours(issue: Any, login: str | None) -> list[Any]:
-    """Our marked comments on the issue (every page), oldest first."""
-    return sorted((c for c in issue.get_comments() if is_ours(c, login)), key=lambda c: (c.created_at, c.id))
+def _author(comment: Any) -> str:
+    return comment.user.login if comment.user is not None else "ghost"
+
+
+def _split(comments: list[Any], login: str) -> tuple[list[Any], tuple[str, ...]]:
+    """The comments by `login`, and the other authors (each once)."""
+    ours = [c for c in comments if _author(c).casefold() == login.casefold()]
+    others = (_author(c) for c in comments if _author(c).casefold() != login.casefold())
+    return ours, tuple(dict.fromkeys(others))
 
 
 def _delete(comments: Iterable[Any]) -> int:
@@ -63,35 +74,38 @@ def _delete(comments: Iterable[Any]) -> int:
     return removed
 
 
-def publish(source: GitHubSource, number: int, body: str) -> StickyResult:
-    """Edit our comment on pull request `number` to `body`, or create it when there is none."""
-    issue = source.repo.get_issue(number)
-    login = own_login(source)
+def publish(source: GitHubSource, number: int, body: str, bot_login: str) -> StickyResult:
+    """Edit our comment on pull request `number` to `body`, or create it when there is none;
+    `bot_login` is who we are when GitHub does not say (`bot.action_events.DEFAULT_BOT_LOGIN`)."""
     try:
-        found = _ours(issue, login)
-        if found:
-            keep = found[0]
-            status = UNCHANGED
-            if keep.body != body:
-                keep.edit(body)
-                status = UPDATED
-            return StickyResult(status, keep.html_url, _delete(found[1:]))
-        created = issue.create_comment(body)
-        login = login or created.user.login
-        found = _ours(issue, login)
-        if len(found) <= 1:
-            return StickyResult(CREATED, created.html_url)
-        keep = found[0]
-        removed = _delete(found[1:])
-        if keep.id == created.id:
-            return StickyResult(CREATED, keep.html_url, removed)
-        if keep.body != body:
-            keep.edit(body)
-        return StickyResult(UPDATED, keep.html_url, removed)
-    except API_ERRORS as exc:
-        error = explain(exc, msg("action-doing-comment"), source.retries)
+        return source.call(msg("action-doing-comment"), lambda: _publish(source, number, body, bot_login))
+    except GitHubError as error:
         read_only = error.status in (403, 404) and error.message.id in ("action-api-403", "action-api-404")
         return StickyResult(READ_ONLY if read_only else FAILED, error=error)
+
+
+def _publish(source: GitHubSource, number: int, body: str, bot_login: str) -> StickyResult:
+    issue = source.repo.get_issue(number)
+    login = identity(source, bot_login)
+    found, foreign = _split(_marked(issue), login)
+    if found:
+        keep = found[0]
+        status = UNCHANGED
+        if keep.body != body:
+            keep.edit(body)
+            status = UPDATED
+        return StickyResult(status, keep.html_url, _delete(found[1:]), foreign=foreign)
+    created = issue.create_comment(body)
+    author = _author(created)  # GitHub's word on who we are
+    written_as = author if author.casefold() != login.casefold() else None
+    found, foreign = _split(_marked(issue), author)
+    keep = found[0] if found else created
+    removed = _delete(found[1:])
+    if keep.id == created.id:
+        return StickyResult(CREATED, keep.html_url, removed, foreign=foreign, written_as=written_as)
+    if keep.body != body:
+        keep.edit(body)
+    return StickyResult(UPDATED, keep.html_url, removed, foreign=foreign, written_as=written_as)
 
 
 def react(source: GitHubSource, number: int, comment_id: int, content: str) -> GitHubError | None:

@@ -16,11 +16,12 @@ from pathlib import Path
 from bot import __version__
 from bot.action_text import Msg
 from bot.findings import CHECK_IDS, Severity
-from bot.render import LANG_CHOICES, MARKER, fit, render_comment
+from bot.render import COMMENT, LANG_CHOICES, MARKER, Target, render_comment, render_review
 from bot.report import Report
 
-#: GitHub accepts at most 1 MiB of job summary per step; stay clearly below it.
+#: GitHub accepts at most 1 MiB (of UTF-8) of job summary per step; stay clearly below it.
 SUMMARY_LIMIT = 1_000_000
+SUMMARY = Target("summary", SUMMARY_LIMIT, room=16_384, in_bytes=True)
 #: Annotations beyond this many are not shown by GitHub anyway.
 MAX_ANNOTATIONS = 50
 REPORT_NAME = "prbot-report.json"
@@ -57,7 +58,15 @@ def counts(report: Report) -> tuple[int, int]:
 
 def full_review(report: Report, lang: str, base: str, head: str) -> str:
     """The review for the job summary, cut only at the summary's own (much larger) limit."""
-    return render_comment(report, lang=lang, base=base, head=head, limit=SUMMARY_LIMIT)
+    return render_comment(report, lang=lang, base=base, head=head, target=SUMMARY)
+
+
+def review_texts(report: Report, lang: str, base: str, head: str) -> tuple[str, str]:
+    """The comment and the job summary of one review. A cut comment points to the job summary
+    only when the summary holds the whole review; else to the JSON report."""
+    full = render_review(report, lang=lang, base=base, head=head, target=SUMMARY)
+    rest = "report" if full.cut else "summary"
+    return render_comment(report, lang=lang, base=base, head=head, target=COMMENT, rest=rest), full.text
 
 
 def _notes_block(notes: Iterable[Msg], lang: str) -> str:
@@ -65,20 +74,28 @@ def _notes_block(notes: Iterable[Msg], lang: str) -> str:
     return "\n>\n".join(lines) + "\n\n" if lines else ""
 
 
+def _fitting_notes(notes: list[Msg], lang: str, room: int, target: Target) -> str:
+    """The notes block with as many of the notes as fit in `room` (the review keeps room for them)."""
+    kept = list(notes)
+    while kept and target.size(_notes_block(kept, lang)) > room:
+        kept.pop()
+    return _notes_block(kept, lang)
+
+
 def with_notes(comment: str, notes: list[Msg], lang: str, limit: int) -> str:
-    """The comment with notes placed right under its marker line, cut again to `limit`."""
+    """The comment with notes placed right under its marker line, within `limit` characters."""
     if not notes:
         return comment
+    block = _fitting_notes(notes, lang, limit - len(comment), COMMENT)
     marker, _, rest = comment.partition("\n")
     if marker != MARKER:
-        return fit(_notes_block(notes, lang) + comment, lang, limit)
-    return fit(f"{MARKER}\n{_notes_block(notes, lang)}{rest}", lang, limit)
+        return block + comment
+    return f"{MARKER}\n{block}{rest}"
 
 
 def summary_text(body: str, notes: list[Msg], lang: str) -> str:
     """The job summary: notes about this run first, then the review as in the comment."""
-    text = _notes_block(notes, lang) + body
-    return fit(text, lang, SUMMARY_LIMIT)
+    return _fitting_notes(notes, lang, SUMMARY.limit - SUMMARY.size(body), SUMMARY) + body
 
 
 def failure_comment(reason: Msg, lang: str, base: str = "", head: str = "") -> str:

@@ -53,11 +53,12 @@ _PLAIN_CACHE_SIZE = 50_000
 class YamlProblem(Exception):
     """The file could not be read as YAML within the limits; `kind` names the reason."""
 
-    def __init__(self, kind: str, detail: str, line: int | None = None) -> None:
+    def __init__(self, kind: str, detail: str, line: int | None = None, **params: object) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
         self.line = line
+        self.params = params  # the figures behind `detail`, for messages in every language
 
 
 class LineDict(dict):
@@ -107,7 +108,8 @@ class Loaded:
 def decode(data: bytes, *, max_bytes: int = MAX_BYTES) -> str:
     """UTF-8 text of a file within the size limit, or a YamlProblem saying why not."""
     if len(data) > max_bytes:
-        raise YamlProblem("too-large", f"{len(data):,} bytes is over the {max_bytes:,}-byte limit")
+        detail = f"{len(data):,} bytes is over the {max_bytes:,}-byte limit"
+        raise YamlProblem("too-large", detail, size=len(data), limit=max_bytes)
     if b"\x00" in data:
         raise YamlProblem(
             "nul-byte", "the file contains a NUL byte", data[: data.index(b"\x00")].count(b"\n") + 1

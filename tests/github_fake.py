@@ -7,7 +7,9 @@ authenticated user, organisations and team members. File contents, trees, merge 
 changed files come from the real local git repository at `repo_path`, so SHAs are real commits.
 
 Every request is recorded in `requests`. `fail(...)` injects error answers (a 502 once, a 403 on
-every comment write for a read-only token, a rate limit). Nothing here reaches the network.
+every comment write for a read-only token, a rate limit with or without `Retry-After`). As on
+GitHub, a token with write access may edit and delete anyone's comment: whose comments the bot
+touches is up to the bot. Nothing here reaches the network.
 """
 
 from __future__ import annotations
@@ -628,8 +630,7 @@ class FakeGitHub:
         text = (body or {}).get("body")
         if not isinstance(text, str) or len(text) > 65_536:
             raise ApiError(422, "Validation Failed")
-        if comment.login != (self.login or self.bot_login):
-            raise ApiError(403, "Resource not accessible by integration")
+        # As on GitHub, a token that may write to the repository may edit anyone's comment.
         comment.body, comment.updated = text, self.tick()
         return 200, self.comment_payload(comment), {}
 
@@ -758,11 +759,14 @@ class _Handler(BaseHTTPRequestHandler):
         record.status = status
         data = b"" if payload is None else json.dumps(payload).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("X-RateLimit-Limit", "5000")
-        self.send_header("X-RateLimit-Remaining", "4999")
-        for name, value in headers.items():
+        sent = {
+            "Content-Type": "application/json; charset=utf-8",
+            "Content-Length": str(len(data)),
+            "X-RateLimit-Limit": "5000",
+            "X-RateLimit-Remaining": "4999",
+            **headers,  # an injected fault may say that no request is left
+        }
+        for name, value in sent.items():
             self.send_header(name, value)
         self.end_headers()
         if data:

@@ -3,12 +3,15 @@
 `outside_code` removes fenced blocks and inline code spans the way CommonMark pairs them (a run
 of N backticks is closed only by the next run of exactly N; a backslash-escaped backtick opens
 nothing), so whatever is left is text GitHub turns into mentions, HTML and markdown. `leaks`
-lists what in that text a PR author could have injected.
+lists what in that text a PR author could have injected. `parse_html` and `live_links` go by
+the renderer itself (cmark-gfm, which GitHub uses): the tags it produced, and what would link.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from html.parser import HTMLParser
 
 # The only HTML the comment template itself writes.
 TEMPLATE_TAGS = {
@@ -105,3 +108,59 @@ def is_closed_span(span: str) -> bool:
         return False
     inner = span[width : len(span) - width]
     return all(len(run) != width for run in re.findall(r"`+", inner)) and "\n" not in span
+
+
+# --- what GitHub's renderer makes of it ------------------------------------------------------------
+
+# What GitHub links in the text of rendered HTML outside code (after cmark-gfm, on each text node):
+# issue references (`#7`, `acme/other#5`, `GH-7`) and commit SHAs (7 or more hex digits).
+_REFERENCE = re.compile(r"#\d|(?<![0-9a-z_])gh-\d|(?<![0-9a-z_])[0-9a-f]{7,}(?![0-9a-z_])", re.IGNORECASE)
+
+
+def to_html(markdown: str) -> str:
+    """The markdown as GitHub renders it: cmark-gfm with GitHub's extensions (autolinks among
+    them), raw HTML kept as GitHub keeps `<details>` and `<sub>`."""
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
+
+
+class _Html(HTMLParser):
+    """The tags of rendered HTML, its links, and its text outside `<code>` and `<pre>`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: Counter[str] = Counter()
+        self.links: list[str] = []
+        self.texts: list[str] = []
+        self._in_code = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] += 1
+        self._in_code += tag in ("code", "pre")
+        if tag == "a":
+            self.links.append(dict(attrs).get("href") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.tags["/" + tag] += 1
+        self._in_code -= tag in ("code", "pre")
+
+    def handle_data(self, data: str) -> None:
+        if not self._in_code:
+            self.texts.append(data)
+
+
+def parse_html(markdown: str) -> _Html:
+    parser = _Html()
+    parser.feed(to_html(markdown))
+    parser.close()
+    return parser
+
+
+def live_links(markdown: str) -> list[str]:
+    """Everything in the rendered markdown that GitHub shows as a link or resolves as a reference:
+    the `<a>` elements (the comment template writes none) and, in the text outside code, issue
+    references and commit SHAs."""
+    html = parse_html(markdown)
+    return html.links + [m.group(0) for text in html.texts for m in _REFERENCE.finditer(text)]

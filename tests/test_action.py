@@ -18,6 +18,7 @@ import pytest
 from github_fake import EventFiles, FakeGitHub, comment_event, pull_event
 
 from bot.action import run_action
+from bot.action_events import DEFAULT_BOT_LOGIN
 from bot.example import ExampleRepo, build_example
 from bot.render import MARKER
 from bot.sources import github as gh_source
@@ -30,8 +31,8 @@ FAST = ClientOptions(
     timeout=10,
     backoff_factor=0.01,
     seconds_between_writes=None,
-    max_rate_limit_wait=2,
-    secondary_rate_wait=0.05,
+    rate_limit_wait=0.0,
+    max_rate_limit_wait=0.0,
 )
 READ_ONLY_NOTE = "The review comment could not be posted: the token may not write to this pull request"
 
@@ -97,11 +98,13 @@ def _no_token(fake: FakeGitHub, *texts: str) -> None:
         assert fake.token not in comment.body
 
 
-def act(fake: FakeGitHub, folder: Path, event: tuple[str, dict], **inputs: str) -> Run:
+def act(
+    fake: FakeGitHub, folder: Path, event: tuple[str, dict], *, options: ClientOptions = FAST, **inputs: str
+) -> Run:
     """Run the action in-process for one event; every run is checked for a leaked token."""
     files = EventFiles(folder / f"run{len(list(folder.glob('run*')))}")
     stream = io.StringIO()
-    code = run_action(_env(fake, files, event, inputs), options=FAST, stream=stream)
+    code = run_action(_env(fake, files, event, inputs), options=options, stream=stream)
     run = Run(code, stream.getvalue(), files)
     report = Path(run.outputs["report"]).read_text(encoding="utf-8") if run.outputs.get("report") else ""
     _no_token(fake, run.log, run.summary, run.files.output.read_text(encoding="utf-8"), report)
@@ -163,7 +166,7 @@ def test_the_sticky_comment_is_found_on_a_later_page(fake: FakeGitHub, tmp_path:
         fake.add_comment(PR, f"chatter {i}", f"user{i % 3}")
     old = fake.add_comment(PR, MARKER + "\nold review", "github-actions[bot]", kind="Bot")
     source = GitHubSource(connect(fake.token, fake.url, FAST), fake.full_name)
-    result = publish(source, PR, MARKER + "\nnew review")
+    result = publish(source, PR, MARKER + "\nnew review", DEFAULT_BOT_LOGIN)
     assert result.status == "updated"
     assert fake.comments[old.id].body == MARKER + "\nnew review"
     assert not fake.calls("POST", r"/comments$")
@@ -181,7 +184,7 @@ def test_a_racing_run_leaves_one_comment(fake: FakeGitHub) -> None:
 
     fake.on_request = race
     source = GitHubSource(connect(fake.token, fake.url, FAST), fake.full_name)
-    result = publish(source, PR, MARKER + "\nour review")
+    result = publish(source, PR, MARKER + "\nour review", DEFAULT_BOT_LOGIN)
     assert (result.status, result.removed) == ("updated", 1)
     assert [(c.id, c.body) for c in stickies(fake)] == [(raced[0], MARKER + "\nour review")]
     assert len(fake.calls("DELETE", r"/issues/comments/\d+$")) == 1
@@ -191,7 +194,7 @@ def test_duplicates_from_an_earlier_race_are_cleaned_up(fake: FakeGitHub) -> Non
     first = fake.add_comment(PR, MARKER + "\none", fake.bot_login, kind="Bot")
     fake.add_comment(PR, MARKER + "\ntwo", fake.bot_login, kind="Bot")
     source = GitHubSource(connect(fake.token, fake.url, FAST), fake.full_name)
-    result = publish(source, PR, MARKER + "\nthree")
+    result = publish(source, PR, MARKER + "\nthree", DEFAULT_BOT_LOGIN)
     assert (result.status, result.removed) == ("updated", 1)
     assert [(c.id, c.body) for c in stickies(fake)] == [(first.id, MARKER + "\nthree")]
 
@@ -200,7 +203,7 @@ def test_a_personal_token_owns_comments_by_its_user(fake: FakeGitHub) -> None:
     fake.login = "review-bot"
     fake.add_comment(PR, MARKER + "\nby the actions bot", fake.bot_login, kind="Bot")
     source = GitHubSource(connect(fake.token, fake.url, FAST), fake.full_name)
-    assert publish(source, PR, MARKER + "\nmine").status == "created"
+    assert publish(source, PR, MARKER + "\nmine", DEFAULT_BOT_LOGIN).status == "created"
     assert [c.login for c in stickies(fake)] == [fake.bot_login, "review-bot"]
 
 

@@ -16,11 +16,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.action_events import DEFAULT_CONFIG, FAIL_ON, LANGS
+from bot.action_events import DEFAULT_BOT_LOGIN, DEFAULT_CONFIG, FAIL_ON, LANGS
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = [*sorted((ROOT / ".github" / "workflows").glob("*.yml")), ROOT / "docs" / "prbot-workflow.yml"]
-INPUTS = {"github-token", "config", "fail-on", "comment", "lang", "registry-credentials", "offline"}
+INPUTS = {
+    "github-token",
+    "config",
+    "fail-on",
+    "comment",
+    "lang",
+    "registry-credentials",
+    "offline",
+    "bot-login",
+}
 OUTPUTS = {"verdict", "blocking", "warnings", "report"}
 
 
@@ -83,6 +92,7 @@ def test_action_yml_matches_the_code() -> None:
     assert inputs["config"]["default"] == DEFAULT_CONFIG
     assert inputs["fail-on"]["default"] in FAIL_ON and inputs["lang"]["default"] in LANGS
     assert inputs["comment"]["default"] == "true" and inputs["offline"]["default"] == "false"
+    assert inputs["bot-login"]["default"] == DEFAULT_BOT_LOGIN
     assert all(spec.get("description") for spec in (*inputs.values(), *action["outputs"].values()))
     assert {"icon", "color"} <= set(action["branding"])
 

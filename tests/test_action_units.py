@@ -64,6 +64,36 @@ def test_inputs_in_both_spellings_and_their_defaults() -> None:
         Inputs.from_env({})
 
 
+def test_the_bot_login_input() -> None:
+    assert Inputs.from_env({"INPUT_GITHUB-TOKEN": "t"}).bot_login == "github-actions[bot]"
+    assert Inputs.from_env({"INPUT_GITHUB-TOKEN": "t", "INPUT_BOT-LOGIN": "acme-prbot[bot]"}).bot_login == (
+        "acme-prbot[bot]"
+    )
+    for bad in ("a b", "-x", "x[bot]y", "x\n::error::y"):
+        with pytest.raises(ActionError, match="must be a GitHub login"):
+            Inputs.from_env({"INPUT_GITHUB-TOKEN": "t", "INPUT_BOT-LOGIN": bad})
+
+
+@pytest.mark.parametrize(
+    ("status", "data", "headers", "starts"),
+    [
+        (403, {"message": "You have exceeded a secondary rate limit."}, {}, "GitHub's API rate limit"),
+        (403, None, {"x-ratelimit-remaining": "0"}, "GitHub's API rate limit"),  # a body already read
+        (429, None, {}, "GitHub's API rate limit"),
+        (403, {"message": "Resource not accessible by integration"}, {}, "GitHub refused access (403"),
+    ],
+)
+def test_rate_limits_are_told_apart_from_permissions(
+    status: int, data: object, headers: dict[str, str], starts: str
+) -> None:
+    from github import GithubException
+
+    from bot.sources.github import explain
+
+    error = explain(GithubException(status, data, headers), msg("action-doing-files"))
+    assert str(error).startswith(starts)
+
+
 def test_classify_pull_request_events() -> None:
     pull = {"number": 3, "state": "open", "draft": False}
     for action in ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled", "edited"):

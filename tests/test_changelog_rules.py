@@ -225,3 +225,17 @@ def test_naming_an_unchanged_key_is_a_rerun_not_a_warning(review_example) -> Non
     assert named.severity is Severity.INFO and named.params["keys"] == ["gptoss-fp4-h200-vllm"]
     assert "gptoss-fp4-h200-vllm" not in report.sweep_plan["keys"]  # the entry's scenario-type: agentic only
     assert report.verdict == "clean"
+
+
+def test_a_changelog_known_only_by_its_size_is_too_large_not_rewritten() -> None:
+    """The GitHub source does not download a file over the parse limit (#15 finding 12): its
+    bytes are unknown, so no byte rule can be judged; it is named as too large, in both languages."""
+    from bot.findings import from_problem
+    from bot.sources.snapshot import Oversized
+
+    base = b"- config-keys:\n    - a\n  description:\n    - x\n  pr-link: https://example.invalid/pull/1\n"
+    for old, new in ((base, Oversized(5_000_000, "b" * 40)), (Oversized(5_000_000, "a" * 40), base)):
+        (problem,) = compare("perf-changelog.yaml", old, new).problems
+        assert problem.message_id == "yaml-too-large" and problem.params["size"] == 5_000_000
+        shown = from_problem("changelog", Severity.BLOCKING, problem)
+        assert "5,000,000 bytes" in shown.message_en and "5,000,000 字节" in shown.message_zh

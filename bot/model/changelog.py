@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from bot.model.problems import Problem, from_yaml
+from bot.sources.snapshot import Oversized
 from bot.yamlsafe import MAX_BYTES, LineDict, LineList, YamlProblem, decode, load
 
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
@@ -303,6 +304,10 @@ def compare(path: str, base: bytes | None, head: bytes | None) -> ChangelogDiff:
     base = base or b""
     if head == base:
         return ChangelogDiff()
+    if isinstance(head, Oversized) or isinstance(base, Oversized):  # known by size only: no bytes
+        size = max(len(head), len(base))
+        params = {"path": path, "size": size, "limit": MAX_BYTES}
+        return ChangelogDiff(problems=[Problem("yaml-too-large", path, None, params)])
     prefix = base
     if base and not base.endswith(b"\n") and head.startswith(base + b"\n"):
         prefix = base + b"\n"  # the missing final newline, added: the base's problem, not an edit

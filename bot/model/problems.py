@@ -20,4 +20,4 @@ class Problem:
 
 def from_yaml(exc: YamlProblem, file: str) -> Problem:
     """A YAML loading failure as a Problem (`yaml-<kind>` messages in templates/messages/model.yaml)."""
-    return Problem(f"yaml-{exc.kind}", file, exc.line, {"path": file, "detail": exc.detail})
+    return Problem(f"yaml-{exc.kind}", file, exc.line, {"path": file, "detail": exc.detail, **exc.params})

@@ -1,30 +1,40 @@
 """A pull request and its files through the GitHub REST API (PyGithub): nothing is checked out or run.
 
-`connect` builds the client (retries with backoff on 5xx and rate limits), `GitHubSource` loads a
-pull request's metadata, changed files, comments and team members, and `GitHubSnapshot` reads the
-files of one commit (implements `bot.sources.snapshot.Snapshot`). Every API failure is raised as a
-`GitHubError` whose message is one line that names what was being done and never the token.
+`connect` builds the client (retries with backoff on 5xx), `GitHubSource` loads a pull request's
+metadata, changed files, comments and team members, and `GitHubSnapshot` reads the files of one
+commit (implements `bot.sources.snapshot.Snapshot`). Every API failure is raised as a `GitHubError`
+whose message is one line that names what was being done and never the token.
+
+Rate limits are handled here, not by PyGithub's `GithubRetry` (which waits on every retry and, once
+its retries run out, hands back the 403 with its body already read, so that it looked like a
+missing permission): `GitHubSource.call` waits as GitHub's documentation asks (`Retry-After`, the
+`x-ratelimit-reset` time, else a minute) but only as often and as long as `ClientOptions` allows,
+then stops with a message that says it was a rate limit.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Callable, Iterable
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
 import requests
 import urllib3
-from github import Auth, Github, GithubException, GithubRetry, RateLimitExceededException, set_log_level
+from github import Auth, Github, GithubException, RateLimitExceededException, set_log_level
 from github.PullRequest import PullRequest as GhPull
+from urllib3.util import Retry
 
 from bot import textsafe
 from bot.action_text import Msg, msg
 from bot.pullrequest import Comment, PullRequest
 from bot.render import MARKER
-from bot.sources.snapshot import is_plain_path
+from bot.sources.snapshot import Oversized, is_plain_path
+from bot.yamlsafe import MAX_BYTES
 
 DEFAULT_API_URL = "https://api.github.com"
 #: The contents API sends no content for files above this size; the git blob API does.
@@ -46,11 +56,14 @@ class ClientOptions:
     """How the client talks to GitHub. The defaults suit a workflow run; tests shorten the waits."""
 
     timeout: int = 30
-    retries: int = 3
+    retries: int = 3  # of a request answered 5xx or not answered at all
     backoff_factor: float = 2.0
-    # Longest wait for a rate limit to reset before giving up (seconds).
-    max_rate_limit_wait: int = 120
-    secondary_rate_wait: float = 60.0
+    # A rate limit (seconds): the wait when GitHub names none (its docs: at least a minute for a
+    # secondary limit), the longest wait honoured when it names one, and how many waits one run may
+    # spend. The job has 10 minutes; beyond these the run stops and says it hit a rate limit.
+    rate_limit_wait: float = 60.0
+    max_rate_limit_wait: float = 60.0
+    rate_limit_waits: int = 1
     seconds_between_requests: float | None = None
     # GitHub asks integrations to space out writes to stay clear of secondary rate limits.
     seconds_between_writes: float | None = 1.0
@@ -62,14 +75,13 @@ def connect(token: str, api_url: str | None = None, options: ClientOptions | Non
     options = options or ClientOptions()
     # PyGithub logs every refused request at INFO on stderr; the action reports failures itself.
     set_log_level(logging.WARNING)
-    retry = GithubRetry(
+    retry = Retry(
         total=options.retries,
         backoff_factor=options.backoff_factor,
         status_forcelist=list(RETRY_STATUSES),
         allowed_methods=None,  # writes too: a duplicated comment is cleaned up by bot.sticky
         raise_on_status=False,  # the last 5xx reaches PyGithub, which raises it with its status
-        secondary_rate_wait=options.secondary_rate_wait,
-        max_rate_limit_wait=options.max_rate_limit_wait,
+        respect_retry_after_header=False,  # a 503's Retry-After could be an hour: backoff only
     )
     return Github(
         auth=Auth.Token(token),
@@ -91,6 +103,10 @@ class GitHubError(Exception):
         self.message = message
         self.status = status
 
+    @property
+    def rate_limited(self) -> bool:
+        return self.message.id == "action-api-rate-limit"
+
 
 API_ERRORS = (GithubException, requests.RequestException, urllib3.exceptions.HTTPError)
 
@@ -100,16 +116,43 @@ def _detail(data: Any) -> str:
     return textsafe.clip(str(text), _MAX_DETAIL_CHARS)
 
 
+def rate_limited(exc: GithubException) -> bool:
+    """GitHub's documented signs of a rate limit: a 429, or a 403 that says "rate limit" (primary or
+    secondary; PyGithub's own reading of the message included), has `x-ratelimit-remaining: 0` or
+    names a `Retry-After`."""
+    if exc.status == 429 or isinstance(exc, RateLimitExceededException):
+        return True
+    headers = exc.headers or {}
+    return exc.status == 403 and (
+        "rate limit" in _detail(exc.data).lower()
+        or headers.get("x-ratelimit-remaining") == "0"
+        or "retry-after" in headers
+    )
+
+
+def asked_wait(headers: Mapping[str, str]) -> float | None:
+    """The seconds a rate-limited answer asks to wait: its `Retry-After`, else the time until
+    `x-ratelimit-reset` when no request is left; None when it names no time."""
+    after, reset = headers.get("retry-after", ""), headers.get("x-ratelimit-reset", "")
+    if after.isdigit():
+        return float(after)
+    if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+        return max(0.0, int(reset) - time.time()) + 1  # the reset falls somewhere in that second
+    return None
+
+
 def explain(exc: BaseException, doing: Msg, retries: int = 3) -> GitHubError:
     """The one-line, token-free description of an API failure."""
     if isinstance(exc, GitHubError):
         return exc
     if isinstance(exc, GithubException):
         status, detail = exc.status, _detail(exc.data)
-        if isinstance(exc, RateLimitExceededException) or (
-            status in (403, 429) and "rate limit" in detail.lower()
-        ):
-            return GitHubError(msg("action-api-rate-limit", doing=doing), status)
+        if rate_limited(exc):
+            wait = asked_wait(exc.headers or {})
+            minutes = math.ceil(wait / 60) if wait else None
+            return GitHubError(
+                msg("action-api-rate-limit", doing=doing, status=status, minutes=minutes), status
+            )
         if status == 401:
             return GitHubError(msg("action-api-401", doing=doing), status)
         if status == 403:
@@ -147,21 +190,50 @@ class PullInfo:
 
 
 class GitHubSource:
-    """One repository through the API. `failures` collects read errors met while the checks ran."""
+    """One repository through the API. `failures` collects read errors met while the checks ran;
+    `log` is told when a rate limit makes the run wait."""
 
-    def __init__(self, gh: Github, repository: str, *, retries: int = 3) -> None:
+    def __init__(
+        self,
+        gh: Github,
+        repository: str,
+        *,
+        options: ClientOptions | None = None,
+        log: Callable[[Msg], None] | None = None,
+    ) -> None:
         self.gh = gh
         self.repository = repository
         self.repo = gh.get_repo(repository)  # lazy: the client is
-        self.retries = retries
+        self.options = options or ClientOptions()
+        self.waits_left = self.options.rate_limit_waits
+        self.log = log
         self.failures: list[GitHubError] = []
 
     def call(self, doing: Msg, action: Callable[[], T]) -> T:
-        """Run one API interaction, turning any failure into a `GitHubError`."""
-        try:
-            return action()
-        except API_ERRORS as exc:
-            raise explain(exc, doing, self.retries) from None
+        """Run one API interaction, turning any failure into a `GitHubError`. After a rate limit it
+        waits and runs the interaction again, while the run has waits left (`ClientOptions`)."""
+        while True:
+            try:
+                return action()
+            except API_ERRORS as exc:
+                wait = self._rate_limit_wait(exc)
+                if wait is None:
+                    raise explain(exc, doing, self.options.retries) from None
+                if self.log is not None:
+                    self.log(msg("action-rate-limit-wait", doing=doing, seconds=math.ceil(wait)))
+                time.sleep(wait)
+
+    def _rate_limit_wait(self, exc: BaseException) -> float | None:
+        """How long to wait before trying again after `exc`; None when not to: not a rate limit, a
+        longer wait than allowed, or no wait left in this run."""
+        if not isinstance(exc, GithubException) or not rate_limited(exc) or self.waits_left <= 0:
+            return None
+        asked = asked_wait(exc.headers or {})
+        wait = self.options.rate_limit_wait if asked is None else asked
+        if wait > self.options.max_rate_limit_wait:
+            return None
+        self.waits_left -= 1
+        return wait
 
     # ------------------------------------------------------------ the pull request
 
@@ -236,10 +308,14 @@ class GitHubSource:
     def team_members(self, org: str, team: str) -> tuple[str, ...] | None:
         """Logins of a team's members; None when they cannot be read (403/404: the token may not; or
         GitHub failed): the review then cannot count sign-offs by members of that team."""
+
+        def members() -> tuple[str, ...]:
+            found = self.gh.get_organization(org).get_team_by_slug(team).get_members()
+            return tuple(sorted(user.login for user in found))
+
         try:
-            members = self.gh.get_organization(org).get_team_by_slug(team).get_members()
-            return tuple(sorted(user.login for user in members))
-        except API_ERRORS:
+            return self.call(msg("action-doing-team", team=f"{org}/{team}"), members)
+        except GitHubError:
             return None
 
     def teams(self, handles: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], list[str]]:
@@ -276,7 +352,8 @@ class GitHubSnapshot:
     """The files of one commit, read through the API (implements `bot.sources.snapshot.Snapshot`).
 
     The recursive git tree of the commit is fetched once: it lists the files, says which paths do
-    not exist (no request needed for them) and which are too large for the contents API.
+    not exist (no request needed for them), which are too large for the contents API, and which are
+    too large to review at all: those are never downloaded (an `Oversized` holds their size).
     """
 
     source: GitHubSource
@@ -314,8 +391,12 @@ class GitHubSnapshot:
         entry = tree.blobs.get(path)
         if entry is None and tree.complete:
             return None
-        if entry is not None and (entry[0] == "120000" or entry[1] > CONTENTS_LIMIT):
-            return self._blob(path, entry[2])  # a symlink (its target, as git stores it) or a large file
+        if entry is not None:
+            mode, size, blob = entry
+            if size > MAX_BYTES:
+                return Oversized(size, blob)
+            if mode == "120000" or size > CONTENTS_LIMIT:
+                return self._blob(path, blob)  # a symlink (its target, as git stores it) or a large file
         return self.source.call(self._doing_read(path), lambda: self._contents(path))
 
     def _contents(self, path: str) -> bytes | None:
@@ -327,6 +408,8 @@ class GitHubSnapshot:
             raise
         if isinstance(found, list) or found.type not in ("file", "symlink"):
             return None  # a folder or a submodule
+        if found.size > MAX_BYTES:
+            return Oversized(found.size, found.sha)  # (a truncated tree did not list it)
         if found.encoding == "base64":
             return found.decoded_content
         return _blob_bytes(self.source.repo.get_git_blob(found.sha))
