@@ -266,14 +266,6 @@ def _fill(review: _Review, target: Target, item_limit: int, worst: dict[str, Any
     return {name: sorted(indices) for name, indices in chosen.items()}
 
 
-def render_comment(
-    report: Report,
-    *,
-    lang: str = "both",
-    base: str = "",
-    head: str = "",
-    target: Target | None = COMMENT,
-    rest: str = "report",
-) -> str:
-    """The review comment, cut to `target` (see `render_review`)."""
-    return render_review(report, lang=lang, base=base, head=head, target=target, rest=rest).text
+def render_comment(report: Report, **options: Any) -> str:
+    """The review comment, cut to its target: `render_review`'s text (same options)."""
+    return render_review(report, **options).text

@@ -627,3 +627,19 @@ def test_a_review_in_which_every_check_crashed_exits_2(
     assert run.code == 2
     body = stickies(fake)[0].body
     assert "This check stopped on an unexpected RuntimeError" in body
+
+
+def test_registry_logins_come_from_the_input_and_never_show(fake: FakeGitHub, tmp_path: Path) -> None:
+    """#15 finding 11: the `registry-credentials` input is the registry client's table, over a
+    step's `env:` value, and its passwords are cut from the log and the summary (the review is
+    offline, so no registry is asked)."""
+    table = '{"ghcr.io": {"username": "bot", "password": "input-secret-1234"}}'
+    stale = '{"ghcr.io": {"username": "old", "password": "env-secret-5678"}}'
+    files = EventFiles(tmp_path / "run")
+    env = _env(fake, files, pull_event(fake, PR), {"registry-credentials": table})
+    env["PRBOT_REGISTRY_CREDENTIALS"] = stale
+    stream = io.StringIO()
+    assert run_action(env, options=FAST, stream=stream) == 0
+    assert env["PRBOT_REGISTRY_CREDENTIALS"] == table
+    for text in (stream.getvalue(), files.summary.read_text(encoding="utf-8"), stickies(fake)[0].body):
+        assert "input-secret-1234" not in text and "env-secret-5678" not in text

@@ -212,20 +212,8 @@ def test_a_check_still_running_at_the_deadline_blocks_and_the_others_are_kept(
 def test_the_deadline_is_a_setting(tmp_path: Path, example, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "prbot.yml"
     config.write_text("review-deadline-s: 0\n")
-    status = main(
-        [
-            "review",
-            "--repo",
-            str(example.path),
-            "--base",
-            example.base,
-            "--head",
-            example.head,
-            "--offline",
-            "--config",
-            str(config),
-        ]
-    )
+    refs = ["--base", example.base, "--head", example.head]
+    status = main(["review", "--repo", str(example.path), *refs, "--offline", "--config", str(config)])
     assert status == 2 and "review-deadline-s must be a positive whole number" in capsys.readouterr().err
     config.write_text("review-deadline-s: 120\n")
     report, _, _ = run_local(

@@ -187,37 +187,20 @@ def test_secrets_never_reach_the_comment_summary_report_or_log() -> None:
 
 def test_a_token_github_echoes_in_an_error_never_reaches_the_comment(tmp_path: Path) -> None:
     """The action's own token, echoed by a GitHub error, escaped into the failure comment."""
-    import io
-    import json
+    from github_fake import FakeGitHub, pull_event
 
-    from github_fake import EventFiles, FakeGitHub, pull_event
-
-    from bot.action import run_action
     from bot.example import build_example
-    from bot.sources.github import ClientOptions
+    from tests.test_action import act
 
     example = build_example(tmp_path / "example")
     with FakeGitHub(example.path) as fake:
         fake.add_pull(7, example.base, example.head, title=example.title, body=example.body)
         echo = f"token {fake.token} (and {UNREGISTERED}) lacks pull-requests: read"
         fake.fail("GET", r"/pulls/7$", 403, times=None, message=echo)
-        files = EventFiles(tmp_path / "run")
-        name, payload = pull_event(fake, 7)
-        files.event.write_text(json.dumps(payload), encoding="utf-8")
-        env = {
-            "GITHUB_EVENT_NAME": name,
-            "GITHUB_EVENT_PATH": str(files.event),
-            "GITHUB_REPOSITORY": fake.full_name,
-            "GITHUB_API_URL": fake.url,
-            "GITHUB_STEP_SUMMARY": str(files.summary),
-            "GITHUB_OUTPUT": str(files.output),
-            "INPUT_GITHUB-TOKEN": fake.token,
-            "INPUT_OFFLINE": "true",
-        }
-        log = io.StringIO()
-        assert run_action(env, options=ClientOptions(timeout=10, backoff_factor=0.01), stream=log) == 2
+        run = act(fake, tmp_path, pull_event(fake, 7))
+        assert run.code == 2
         [comment] = [c.body for c in fake.comments.values()]
     assert "GitHub refused access (403: token \\*\\*\\* (and \\*\\*\\*) lacks" in comment
-    for text in (comment, files.summary.read_text(encoding="utf-8"), log.getvalue()):
+    for text in (comment, run.summary, run.log):
         assert fake.token not in _unescaped(text) and UNREGISTERED not in _unescaped(text)
         assert "ghs\\_" not in text
