@@ -643,3 +643,44 @@ def test_registry_logins_come_from_the_input_and_never_show(fake: FakeGitHub, tm
     assert env["PRBOT_REGISTRY_CREDENTIALS"] == table
     for text in (stream.getvalue(), files.summary.read_text(encoding="utf-8"), stickies(fake)[0].body):
         assert "input-secret-1234" not in text and "env-secret-5678" not in text
+
+
+def _verdicts(run: Run, fake: FakeGitHub) -> tuple[str, str, str]:
+    """What a maintainer sees: the step's verdict output, the JSON report's, the headline."""
+    report = json.loads(Path(run.outputs["report"]).read_text(encoding="utf-8"))
+    headline = stickies(fake)[0].body.split("\n")[1]
+    return run.outputs["verdict"], report["verdict"], headline
+
+
+def test_an_alias_chain_in_a_recipe_blocks_everywhere(example: ExampleRepo, tmp_path: Path) -> None:
+    """#15 finding 2: a 14 KB alias chain at the top of a recipe crashed the read of the changes,
+    and the comment, the outputs and the JSON report then said `clean`."""
+    from conftest import RECIPE, commit
+
+    chain = "".join(f"c{i}: &l{i} " + "[" * 60 + f"*l{i - 1}" + "]" * 60 + "\n" for i in range(1, 115))
+    recipe = (example.path / RECIPE).read_text(encoding="utf-8")
+    head = commit(example.path, {RECIPE: "c0: &l0 leaf\n" + chain + recipe}, "alias chain")
+    for fake in _serve(example):
+        fake.pulls[PR].head = head
+        run = act(fake, tmp_path, pull_event(fake, PR))
+        assert run.code == 1 and run.outputs["blocking"] != "0"
+        verdict, in_report, headline = _verdicts(run, fake)
+        assert verdict == in_report == "blocking" and "blocking issue" in headline
+        assert "nested too deeply" in stickies(fake)[0].body
+
+
+def test_memory_exhaustion_while_reading_the_changes_is_an_error_not_clean(
+    fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#15 finding 2, memory: a review that could not be worked out says so in every output."""
+    from bot import engine
+
+    def exhausted(*_args: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(engine, "compute", exhausted)
+    run = act(fake, tmp_path, pull_event(fake, PR), **{"fail-on": "never"})
+    assert run.code == 2
+    verdict, in_report, headline = _verdicts(run, fake)
+    assert verdict == in_report == "error" and "could not run" in headline
+    assert "no blocking issues" not in stickies(fake)[0].body and "no blocking issues" not in run.summary
