@@ -41,7 +41,10 @@ def _output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
     parser.add_argument("--lang", choices=("both", "en", "zh"), default="both")
     parser.add_argument("--offline", action="store_true", help="do not contact container registries")
-    parser.add_argument("--config", help="settings file (YAML) overriding label sets and other defaults")
+    parser.add_argument(
+        "--config",
+        help="settings file (YAML) to use instead of the repository's .github/prbot.yml at the base ref",
+    )
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

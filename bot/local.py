@@ -8,11 +8,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.engine import review
+from bot import pipeline
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings, SettingsError
 from bot.sources.git import GitRepo
+from bot.sources.snapshot import Snapshot
 
 _REMOTE = re.compile(r"github\.com[:/](?P<slug>[\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
@@ -53,19 +54,26 @@ def _pr_url(repository: str | None, number: int | None, explicit: str | None) ->
     return f"{repository}/pull/{number}" if repository else None
 
 
-def _settings(path: str | None) -> Settings:
-    if not path:
-        return Settings()
+def _file_settings(path: str) -> Settings:
+    """The settings file `--config` names, on disk."""
     try:
         return Settings.from_yaml(Path(path).read_bytes())
     except OSError as exc:
         raise SettingsError(f"cannot read settings file {path}: {exc.strerror}") from None
 
 
+def _base_settings(base: Snapshot) -> Settings:
+    """The repository's own settings file at the base ref, as the action reads it, or the defaults."""
+    try:
+        return pipeline.settings_at(base) or Settings()
+    except SettingsError as exc:
+        raise SettingsError(f"{pipeline.SETTINGS_PATH} at the base commit: {exc}") from None
+
+
 def run_local(request: LocalRequest) -> tuple[Report, tuple[str, str], float]:
     """Review `base...head` (head against its merge base with base); returns report, ref labels, seconds."""
     started = time.perf_counter()
-    settings = _settings(request.config)
+    settings = _file_settings(request.config) if request.config else None
     repo = GitRepo.open(request.repo)
     try:
         head_sha = repo.resolve(request.head)
@@ -83,14 +91,16 @@ def run_local(request: LocalRequest) -> tuple[Report, tuple[str, str], float]:
             repository=repository,
             head_message=repo.commit_message(head_sha),
         )
-        report = review(
-            repo.snapshot(base_sha),
+        base = repo.snapshot(base_sha)
+        review = pipeline.ReviewInput(
+            base,
             repo.snapshot(head_sha),
             repo.changed_files(base_sha, head_sha),
             pr,
-            settings,
+            settings or _base_settings(base),
             offline=request.offline,
         )
+        report = pipeline.run(review)
     finally:
         repo.close()
     return report, (base_sha[:12], head_sha[:12]), time.perf_counter() - started

@@ -1,0 +1,42 @@
+"""The one seam of a review (DESIGN.md §4): both entry points, the CLI and the action, build a
+`ReviewInput` and get a `Report` back, with settings read the same way, at the base ref."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot import engine
+from bot.pullrequest import PullRequest
+from bot.report import Report
+from bot.settings import Settings
+from bot.sources.snapshot import Snapshot
+
+# Where a repository keeps its prbot settings (the action's `config` input says otherwise).
+SETTINGS_PATH = ".github/prbot.yml"
+
+
+@dataclass(frozen=True)
+class ReviewInput:
+    """Everything a review looks at: the two refs, what changed between them, the PR's context
+    (title, body, labels; empty in local mode unless given) and the settings."""
+
+    base: Snapshot
+    head: Snapshot
+    changed_files: list[str]
+    pr: PullRequest
+    settings: Settings
+    offline: bool = False  # no registry lookups: digest pins are reported as not checked
+
+
+def settings_at(base: Snapshot, path: str = SETTINGS_PATH) -> Settings | None:
+    """The settings file at the base ref (a PR cannot change the rules it is reviewed by), or
+    None when there is none; a SettingsError names what is wrong with an invalid one."""
+    data = base.read(path)
+    return None if data is None else Settings.from_yaml(data)
+
+
+def run(review: ReviewInput) -> Report:
+    """Review the input: every check, within the settings' deadline."""
+    return engine.review(
+        review.base, review.head, review.changed_files, review.pr, review.settings, offline=review.offline
+    )
