@@ -16,7 +16,7 @@ from bot.findings import CHECK_IDS, Finding, Severity, finding
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings
-from bot.sources.snapshot import Snapshot
+from bot.sources.snapshot import Snapshot, SourceError
 
 CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
     ("recipe-selection", recipe_selection.check),
@@ -156,9 +156,9 @@ def _review(
     deadline = time.monotonic() + settings.review_deadline_s  # where no alarm can ring
     try:
         diff = compute(base, head, changed_files)
+    except SourceError:
+        raise  # a file could not be fetched: the caller says which, and the review did not run
     except Exception as exc:
-        if type(exc).__module__.startswith("bot.sources."):
-            raise  # a file could not be fetched: the caller says which, and the review did not run
         # A bug while working out the diff: no check can run, each says so, and the exit status is 2.
         return Report([_crashed(check_id, exc, "review-crashed") for check_id in CHECK_IDS])
     progress.diff = diff

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from bot.sources.snapshot import is_plain_path
+from bot.sources.snapshot import SourceError, is_plain_path
 
 _WINDOW = 8192  # bytes of requests sent to `git cat-file --batch` and not answered yet
 
 
-class GitError(Exception):
+class GitError(SourceError):
     """The repository or a ref could not be used; the message is one line for the user."""
 
 

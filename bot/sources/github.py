@@ -33,7 +33,7 @@ from bot import textsafe
 from bot.action_text import Msg, msg
 from bot.pullrequest import Comment, PullRequest
 from bot.render import MARKER
-from bot.sources.snapshot import Oversized, is_plain_path
+from bot.sources.snapshot import Oversized, SourceError, is_plain_path
 from bot.yamlsafe import MAX_BYTES
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -95,7 +95,7 @@ def connect(token: str, api_url: str | None = None, options: ClientOptions | Non
     )
 
 
-class GitHubError(Exception):
+class GitHubError(SourceError):
     """An API call failed; `message` says what was being done and why, in both languages."""
 
     def __init__(self, message: Msg, status: int | None = None) -> None:

@@ -5,6 +5,11 @@ from __future__ import annotations
 from typing import Protocol
 
 
+class SourceError(Exception):
+    """A file source could not give what was asked of it (git failed, the API refused): the review
+    did not run on the real files, so the caller reports that instead of a review."""
+
+
 class Oversized(bytes):
     """A file too large to review, known by its size alone: no content was read, `len()` is the
     file's real size. A reader must refuse a file by `len(data) > limit` before it looks at the
