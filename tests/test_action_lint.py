@@ -98,9 +98,11 @@ def test_action_yml_matches_the_code() -> None:
 
 
 def test_docs_show_the_example_workflow_and_every_input_and_output() -> None:
-    docs = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    docs = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
     workflow = (ROOT / "docs" / "prbot-workflow.yml").read_text(encoding="utf-8")
     assert f"```yaml\n{workflow}```" in docs
+    assert f"```yaml\n{workflow}```" in readme
     for name in INPUTS | OUTPUTS:
         assert f"| `{name}` |" in docs, name
     example = yaml.safe_load(workflow)

@@ -4,7 +4,7 @@ The only module that talks to container registries. It resolves `repo:tag` refer
 tag's manifest digest and, for an image index / manifest list, the digests of its per-platform
 child manifests. It never judges: `bot.checks.digest` compares the answers with recipe pins.
 
-Trust (see the README, "Credentials"): a login is configured per host and sent only to that host,
+Trust (see docs/checks.md, "Credentials"): a login is configured per host and sent only to that host,
 and to its token service when `_login_may_go_to` allows; the token scope is prbot's own; hosts that
 resolve to non-public addresses are not contacted unless a setting names them (`_AddressGuard`).
 Secrets never appear in a message, an exception, a log line or a repr.
