@@ -2,8 +2,9 @@
 #
 # Two stages: the first installs prbot and its pinned dependencies (constraints.txt) into a
 # virtual environment; the second copies only that environment onto a clean slim Python, so no
-# build tool, pip cache or source tree is left in the image. git is not needed: the action reads
-# the pull request through the GitHub API and never checks out or runs its code.
+# build tool, pip cache or source tree is left in the image. Debian's git fetches the pull
+# request's two commits into a bare repository (bot/sources/git_fetch.py): nothing is checked out
+# or run.
 
 FROM python:3.12-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -25,6 +26,11 @@ LABEL org.opencontainers.image.title="prbot" \
 ENV PATH=/opt/prbot/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1
+# git from Debian, unpinned so that a rebuild picks up its security updates.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install --yes --no-install-recommends git \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/prbot /opt/prbot
 # Not root. UID 1001 is the runner user of GitHub-hosted runners, which owns the files a Docker
 # action writes to ($GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY, the workspace).

@@ -1,7 +1,8 @@
 """`prbot action`: review the pull request of a GitHub Actions event and publish the result.
 
-Flow: inputs and event (`bot.action_events`) → pull request and files through the API
-(`bot.sources.github`; the head is never checked out or run) → `bot.engine.review` → the sticky
+Flow: inputs and event (`bot.action_events`) → pull request, comparison and comments through the
+API (`bot.sources.github`) → the two commits fetched with git (`bot.sources.git_fetch`), else
+their files through the API; the head is never checked out or run → `bot.engine.review` → the sticky
 comment (`bot.sticky`), job summary, outputs, annotations and JSON report (`bot.summary`).
 Exit status: 0 or 1 by the verdict and `fail-on`; 2 when the review could not run at all. A run
 that could not complete still updates the comment, saying that nothing was checked.
@@ -14,20 +15,21 @@ import json
 import os
 import re
 import traceback
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import TextIO
 
-from bot import summary
+from bot import pipeline, summary
 from bot.action_events import ActionError, Inputs, Skip, Trigger, classify, exit_code, load_event
 from bot.action_text import Console, Msg, msg
-from bot.engine import review
 from bot.model.owners import find_codeowners
 from bot.render import COMMENT_LIMIT
 from bot.report import EXIT_ERROR, Report
 from bot.settings import Settings, SettingsError
-from bot.sources.github import ClientOptions, GitHubError, GitHubSnapshot, GitHubSource, connect
+from bot.sources.git_fetch import FetchedRepo, FetchError, fetch_pull
+from bot.sources.github import ClientOptions, GitHubError, GitHubSource, PullInfo, connect
 from bot.sources.registry import ENV_CREDENTIALS
+from bot.sources.snapshot import Snapshot
 from bot.sticky import CREATED, READ_ONLY, UNCHANGED, UPDATED, publish, react
 
 _TEAM = re.compile(r"(?<![\w@])@([A-Za-z0-9][\w.-]*/[\w.-]+)")
@@ -145,21 +147,24 @@ class _Run:
             outcome.head = pull.head.sha[:12]
             info = self.source.load(trigger.number, pull=pull)
             outcome.base, outcome.notes = info.base_sha[:12], list(info.notes)
-            base, head = self.source.snapshot(info.base_sha), self.source.snapshot(info.head_sha)
-            settings = self._settings(base)
-            pr = replace(info.request, team_members=self._teams(base))
-            self.console.info(
-                msg(
-                    "action-review-start",
-                    number=trigger.number,
-                    repo=self.source.repository,
-                    base=outcome.base,
-                    head=outcome.head,
-                    files=len(info.changed_files),
+            with self._commits(info) as (base, head, changed):
+                if changed is not info.changed_files:  # git listed every file: the API's cap is moot
+                    outcome.notes = [n for n in outcome.notes if n.id != "action-files-capped"]
+                settings = self._settings(base)
+                pr = replace(info.request, team_members=self._teams(base))
+                self.console.info(
+                    msg(
+                        "action-review-start",
+                        number=trigger.number,
+                        repo=self.source.repository,
+                        base=outcome.base,
+                        head=outcome.head,
+                        files=len(changed),
+                    )
                 )
-            )
-            outcome.report = review(base, head, info.changed_files, pr, settings, offline=self.inputs.offline)
-        except (GitHubError, ActionError) as exc:
+                review = pipeline.ReviewInput(base, head, changed, pr, settings, offline=self.inputs.offline)
+                outcome.report = pipeline.run(review)
+        except (GitHubError, ActionError, FetchError) as exc:
             outcome.failure = exc.message
         except Exception as exc:  # a bug must still leave a comment and exit 2
             outcome.failure = _internal(exc)
@@ -167,20 +172,51 @@ class _Run:
             outcome.notes.append(msg("action-partial", reason=self.source.failures[0].message))
         return outcome
 
-    def _settings(self, base: GitHubSnapshot) -> Settings:
-        path = self.inputs.config
-        data = base.read(path)
-        if data is None:
-            self.console.info(msg("action-settings-absent", path=path))
-            return Settings()
+    @contextlib.contextmanager
+    def _commits(self, info: PullInfo) -> Iterator[tuple[Snapshot, Snapshot, list[str]]]:
+        """The base and head snapshots and the changed files: fetched with git, or, when that
+        fails, read through the API (one request per file) with the API's list of changed files."""
+        fetched = self._fetch(info)
+        if fetched is None:
+            yield self.source.snapshot(info.base_sha), self.source.snapshot(info.head_sha), info.changed_files
+            return
         try:
-            settings = Settings.from_yaml(data)
+            self.console.info(msg("action-git-fetched", blobs=fetched.data_blobs))
+            changed = fetched.changed_files(info.base_sha, info.head_sha)
+            yield fetched.snapshot(info.base_sha), fetched.snapshot(info.head_sha), changed
+        finally:
+            fetched.close()
+
+    def _fetch(self, info: PullInfo) -> FetchedRepo | None:
+        """The two commits fetched with git from `GITHUB_SERVER_URL` (never a default host: the
+        token is for that host only); None, said in the log, when they cannot be."""
+        try:
+            server = self.env.get("GITHUB_SERVER_URL")
+            if not server:
+                raise FetchError(msg("action-git-no-server"))
+            return fetch_pull(
+                server,
+                self.source.repository,
+                info.base_sha,
+                info.head_sha,
+                self.inputs.token,
+                temp=self.env.get("RUNNER_TEMP"),
+                paths=frozenset([self.inputs.config]),
+            )
+        except FetchError as exc:
+            self.console.info(msg("action-git-fallback", reason=exc.message))
+            return None
+
+    def _settings(self, base: Snapshot) -> Settings:
+        path = self.inputs.config
+        try:
+            settings = pipeline.settings_at(base, path)
         except SettingsError as exc:
             raise ActionError(msg("action-settings-invalid", path=path, detail=str(exc))) from None
-        self.console.info(msg("action-settings-loaded", path=path))
-        return settings
+        self.console.info(msg("action-settings-loaded" if settings else "action-settings-absent", path=path))
+        return settings or Settings()
 
-    def _teams(self, base: GitHubSnapshot) -> dict[str, tuple[str, ...]] | None:
+    def _teams(self, base: Snapshot) -> dict[str, tuple[str, ...]] | None:
         """Members of the teams named in CODEOWNERS at the base (for sign-offs by team members)."""
         owners = find_codeowners(base)
         if owners is None:

@@ -557,17 +557,17 @@ OTHER_RECIPE = "benchmarks/single_node/srt-slurm-recipes/dsr1/atom/mi355x-fp4/8k
 def test_a_file_unreadable_during_the_checks_is_noted(
     fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.action
+    from bot import pipeline
     from bot.sources.github import GitHubError
 
-    real = bot.action.review
+    real = pipeline.run
 
-    def review_reading_more(base: Any, head: Any, *args: Any, **kwargs: Any) -> Any:
+    def review_reading_more(review: pipeline.ReviewInput) -> Any:
         with contextlib.suppress(GitHubError):  # as a check would: its finding becomes "unverified"
-            head.read(OTHER_RECIPE)
-        return real(base, head, *args, **kwargs)
+            review.head.read(OTHER_RECIPE)
+        return real(review)
 
-    monkeypatch.setattr(bot.action, "review", review_reading_more)
+    monkeypatch.setattr(pipeline, "run", review_reading_more)
     fake.fail("GET", "/contents/" + re.escape(OTHER_RECIPE), 500, times=None)
     run = act(fake, tmp_path, pull_event(fake, PR))
     assert run.code == 0
@@ -585,12 +585,12 @@ def test_a_file_unreadable_during_the_checks_is_noted(
 def test_a_bug_in_the_review_is_one_line_and_exit_2(
     fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.action
+    from bot import pipeline
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"boom with {fake.token}")  # even a careless message must not leak it
 
-    monkeypatch.setattr(bot.action, "review", broken)
+    monkeypatch.setattr(pipeline, "run", broken)
     run = act(fake, tmp_path, pull_event(fake, PR))
     assert run.code == 2
     assert "prbot stopped on an unexpected RuntimeError (test_action.py:" in run.log

@@ -264,3 +264,16 @@ def test_the_snapshot_knows_an_oversized_file_by_its_size(
         assert isinstance(data, Oversized) and len(data) == BIG
         assert data == snapshot.read(RECIPE) and data != b"" and data != Oversized(BIG, "0" * 40)
         assert [r.path.rsplit("/", 2)[-2] for r in fake.requests] == ["trees"]
+
+
+def test_a_listed_file_the_api_then_denies_is_a_failure_not_an_absent_file(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    """#16: in the REST reads, a 404 for a path the tree lists is an error. Read as "absent", the
+    changed recipe would look deleted and its checks would judge a file that exists."""
+    fake.fail("GET", "/contents/" + re.escape(RECIPE), 404, times=None)
+    run = act(fake, tmp_path, pull_event(fake, PR))
+    body = stickies(fake)[0].body
+    assert "The review could not run: GitHub answered 404 Not Found while reading" in body
+    assert "does not exist at the head ref" not in body
+    assert run.code == 2 and run.outputs["verdict"] == "error"

@@ -397,7 +397,10 @@ class GitHubSnapshot:
                 return Oversized(size, blob)
             if mode == "120000" or size > CONTENTS_LIMIT:
                 return self._blob(path, blob)  # a symlink (its target, as git stores it) or a large file
-        return self.source.call(self._doing_read(path), lambda: self._contents(path))
+        data = self.source.call(self._doing_read(path), lambda: self._contents(path))
+        if data is None and entry is not None:  # the tree lists it: a 404 now is a failure, not "absent"
+            raise GitHubError(msg("action-api-404", doing=self._doing_read(path)), 404)
+        return data
 
     def _contents(self, path: str) -> bytes | None:
         try:

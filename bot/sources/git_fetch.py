@@ -1,0 +1,268 @@
+"""The two commits of a pull request fetched with git into a bare repository, for the action.
+
+`fetch_pull` runs, with a timeout each and a configuration of its own (no system, global or user
+git configuration is read): a shallow, blobless `git fetch --depth=1 --filter=blob:none` of the
+merge base and the head, then one batched fetch of the blobs under the data paths (`configs/`,
+`benchmarks/`, `perf-changelog.yaml`, `.github/`, at the root and under `inferencex-e2e/`, the
+CODEOWNERS locations and any path named). The review then reads the commits through
+`bot.sources.git.GitRepo`, as in local mode; a file outside the data paths is fetched when first
+read. Nothing is checked out and nothing from the pull request is run.
+
+The token reaches git only through the environment of the fetching git processes: a credential
+helper given on the command line prints `$PRBOT_GIT_TOKEN` (the variable's name is in the argument,
+never its value). It is never in a URL, an argument, a log line or a file, and the bare repository
+keeps no remote URL, so no later git process can reach the network.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from bot.action_text import Msg, msg
+from bot.model.layout import E2E_ROOT
+from bot.model.owners import CODEOWNERS_PATHS
+from bot.sources.git import GitRepo, GitSnapshot
+from bot.sources.snapshot import SourceError
+
+TOKEN_VARIABLE = "PRBOT_GIT_TOKEN"
+#: Seconds each git process may take.
+TIMEOUT = 120.0
+#: What the review reads, under each root of the layout (`bot.model.layout`).
+DATA_PATHS = ("configs/", "benchmarks/", "perf-changelog.yaml", ".github/")
+ROOTS = ("", E2E_ROOT)
+# Prints the credentials git asks for; the shell expands the variable inside git's child process.
+_CREDENTIAL_HELPER = (
+    f'!f() {{ test "$1" = get && echo username=x-access-token && echo "password=${TOKEN_VARIABLE}"; }}; f'
+)
+# Passed through to git so that a runner behind a proxy or with its own certificates still works.
+_PASSED_THROUGH = (
+    "PATH",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "GIT_SSL_CAINFO",
+)
+
+
+class FetchError(SourceError):
+    """The commits could not be fetched with git; `message` says why, in one line."""
+
+    def __init__(self, message: Msg) -> None:
+        super().__init__(str(message))
+        self.message = message
+
+
+def remote_url(server: str, repository: str) -> str:
+    """`<server>/<owner>/<name>.git`; the server must be a plain http(s) address, without credentials."""
+    server = server.rstrip("/")
+    parts = urlsplit(server)
+    if parts.scheme not in ("https", "http") or not parts.hostname or "@" in parts.netloc or parts.query:
+        raise FetchError(msg("action-git-server-url"))
+    return f"{server}/{repository}.git"
+
+
+def _data_path(path: str, extra: frozenset[str]) -> bool:
+    if path in extra or path in CODEOWNERS_PATHS:
+        return True
+    return any(path.startswith(root + data) for root in ROOTS for data in DATA_PATHS)
+
+
+@dataclass
+class FetchedRepo:
+    """A bare repository under a temporary folder holding the two commits; `close` removes it."""
+
+    folder: Path
+    url: str
+    token: str
+    timeout: float = TIMEOUT
+    repo: GitRepo = field(init=False)
+    data_blobs: int = 0  # how many blobs the batch under the data paths fetched
+    _unfetched: dict[str, dict[str, str]] = field(default_factory=dict)  # sha -> path -> blob id
+    _submodules: dict[str, set[str]] = field(default_factory=dict)  # sha -> paths
+
+    def __post_init__(self) -> None:
+        self.repo = GitRepo(self.folder / "repo.git")
+
+    def git(self, *args: str, stdin: str = "") -> str:
+        """One git process in the bare repository, isolated from the runner's configuration."""
+        home = self.folder / "home"
+        env = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
+        env.update(
+            HOME=str(home),
+            XDG_CONFIG_HOME=str(home),
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_TERMINAL_PROMPT="0",
+            LC_ALL="C",
+            **{TOKEN_VARIABLE: self.token},
+        )
+        server = "{0.scheme}://{0.netloc}/".format(urlsplit(self.url))
+        settings = {
+            "credential.helper": "",  # no other helper is asked
+            f"credential.{server}.helper": _CREDENTIAL_HELPER,  # the token for this server only
+            "http.followRedirects": "false",  # nor for a server it would redirect to
+            "remote.origin.url": self.url,  # only for this process: the repository keeps no remote URL
+            "fetch.negotiationAlgorithm": "noop",  # nothing is here to negotiate with
+        }
+        command = ["git", "-C", str(self.repo.path)]
+        for key, value in settings.items():
+            command += ["-c", f"{key}={value}"]
+        command += args
+        try:
+            done = subprocess.run(
+                command, input=stdin.encode(), capture_output=True, env=env, timeout=self.timeout, check=False
+            )
+        except FileNotFoundError:
+            raise FetchError(msg("action-git-missing")) from None
+        except subprocess.TimeoutExpired:
+            raise FetchError(msg("action-git-timeout", command=args[0], seconds=int(self.timeout))) from None
+        if done.returncode != 0:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise FetchError(msg("action-git-failed", command=args[0], detail=lines[-1] if lines else ""))
+        return done.stdout.decode("utf-8", "surrogateescape")
+
+    def init(self) -> None:
+        """An empty bare repository whose `origin` is a promisor remote of blobless fetches."""
+        (self.folder / "home").mkdir()
+        self.repo.path.mkdir()
+        self.git("init", "-q", "--bare", "--template=", ".")
+        for key, value in (
+            ("core.repositoryformatversion", "1"),
+            ("extensions.partialClone", "origin"),
+            ("remote.origin.promisor", "true"),
+            ("remote.origin.partialCloneFilter", "blob:none"),
+        ):
+            self.git("config", key, value)
+
+    def fetch(self, oids: list[str], *, commits: bool = False) -> None:
+        """Blobs, or commits (shallow, with their trees only), in one fetch."""
+        if oids:
+            shallow = ["--depth=1"] if commits else []
+            self.git(
+                "fetch",
+                "-q",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                *shallow,
+                "--stdin",
+                "origin",
+                stdin="".join(f"{oid}\n" for oid in oids),
+            )
+
+    def fetch_data(self, shas: list[str], extra: frozenset[str]) -> None:
+        """List each commit's tree and fetch the blobs under the data paths in one batch."""
+        wanted: set[str] = set()
+        for sha in shas:
+            blobs, self._submodules[sha] = self._entries(sha)
+            wanted.update(oid for path, oid in blobs.items() if _data_path(path, extra))
+            self._unfetched[sha] = {p: oid for p, oid in blobs.items() if not _data_path(p, extra)}
+        self.fetch(sorted(wanted))
+        self.data_blobs = len(wanted)
+
+    def _entries(self, sha: str) -> tuple[dict[str, str], set[str]]:
+        """path -> blob id of every file of a commit, and the paths of its submodules (the trees
+        are here; no blob is needed to list them)."""
+        blobs: dict[str, str] = {}
+        submodules: set[str] = set()
+        for entry in self.git("ls-tree", "-r", "-z", "--full-tree", sha).split("\0"):
+            if not entry:
+                continue  # after the last NUL
+            info, _, path = entry.partition("\t")
+            _mode, kind, oid = info.split(" ")
+            if kind == "blob":
+                blobs[path] = oid
+            elif kind == "commit":
+                submodules.add(path)
+        return blobs, submodules
+
+    def is_submodule(self, sha: str, path: str) -> bool:
+        """A submodule is no file; git is not asked for its commit, which no remote here has."""
+        return path in self._submodules.get(sha, set())
+
+    def complete(self, sha: str, paths: list[str]) -> None:
+        """Fetch, in one batch, the blobs of these paths that are not here yet."""
+        missing = self._unfetched.get(sha, {})
+        oids = sorted({missing.pop(p) for p in paths if p in missing})
+        if not oids:
+            return
+        for other in self._unfetched.values():  # the same blob at the other commit is here now too
+            for path in [p for p, oid in other.items() if oid in oids]:
+                del other[path]
+        self.fetch(oids)
+
+    def snapshot(self, sha: str) -> FetchedSnapshot:
+        return FetchedSnapshot(self, self.repo.snapshot(sha))
+
+    def changed_files(self, base: str, head: str) -> list[str]:
+        return self.repo.changed_files(base, head)
+
+    def close(self) -> None:
+        self.repo.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@dataclass
+class FetchedSnapshot:
+    """One commit of a `FetchedRepo` (implements `bot.sources.snapshot.Snapshot`): a `GitSnapshot`
+    whose files outside the data paths are fetched before git is asked for them."""
+
+    fetched: FetchedRepo
+    inner: GitSnapshot
+
+    @property
+    def label(self) -> str:
+        return self.inner.label
+
+    def read(self, path: str) -> bytes | None:
+        if self.fetched.is_submodule(self.inner.sha, path):
+            return None
+        self.fetched.complete(self.inner.sha, [path])
+        return self.inner.read(path)
+
+    def prefetch(self, paths: list[str]) -> None:
+        files = [p for p in paths if not self.fetched.is_submodule(self.inner.sha, p)]
+        self.fetched.complete(self.inner.sha, files)
+        self.inner.prefetch(files)
+
+    def list_files(self, prefix: str) -> list[str]:
+        return self.inner.list_files(prefix)
+
+
+def fetch_pull(
+    server: str,
+    repository: str,
+    base: str,
+    head: str,
+    token: str,
+    *,
+    temp: str | None = None,
+    paths: frozenset[str] = frozenset(),
+    timeout: float = TIMEOUT,
+) -> FetchedRepo:
+    """Fetch commits `base` and `head` of `owner/name` into a new folder under `temp` (a system
+    temporary folder if None) with the blobs of the data paths and of `paths`; raises FetchError."""
+    url = remote_url(server, repository)
+    folder = Path(tempfile.mkdtemp(prefix="prbot-git-", dir=temp or None))
+    fetched = FetchedRepo(folder, url, token, timeout)
+    try:
+        fetched.init()
+        commits = list(dict.fromkeys([base, head]))
+        fetched.fetch(commits, commits=True)
+        fetched.fetch_data(commits, paths)
+    except BaseException:
+        fetched.close()
+        raise
+    return fetched

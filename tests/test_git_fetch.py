@@ -1,0 +1,266 @@
+"""The action reads the pull request's commits with git from a real smart-HTTP server on 127.0.0.1.
+
+The server (`git_http_server`) runs Debian's `git http-backend` and demands the token; the GitHub
+API is the loopback fake (`github_fake`) driven through PyGithub, as in test_action.py.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import GIT_ENV, commit, shared_or_skip
+from git_http_server import GitHttpServer, serve_repository
+from github_fake import EventFiles, FakeGitHub, pull_event
+from test_action import FAST, PR, Run, _env, _no_token, act
+
+from bot.action import run_action
+from bot.example import ExampleRepo, build_example
+from bot.local import LocalRequest, run_local
+from bot.sources.git_fetch import FetchError, fetch_pull, remote_url
+
+FETCHED = "Fetched the base and head commits with git"
+FALLBACK = "The commits could not be fetched with git"
+API_READS = ("/contents/", "/git/trees/", "/git/blobs/")
+
+
+@pytest.fixture(scope="module")
+def shared_example(tmp_path_factory: pytest.TempPathFactory) -> ExampleRepo:
+    return build_example(tmp_path_factory.mktemp("git-fetch") / "inferencex")
+
+
+class Servers:
+    """The fake GitHub API and a git server for the same repository and pull request."""
+
+    def __init__(self, example: ExampleRepo, root: Path, git_token: str | None = None) -> None:
+        self.example = example
+        self.github = FakeGitHub(example.path)
+        serve_repository(example.path, root, self.github.full_name, {PR: example.head})
+        self.git = GitHttpServer(root, git_token or self.github.token)
+
+    def __enter__(self) -> Servers:
+        self.github.start()
+        self.git.__enter__()
+        ex = self.example
+        self.github.add_pull(PR, ex.base, ex.head, title=ex.title, body=ex.body, labels=ex.labels)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.git.__exit__()
+        self.github.stop()
+
+    def act(self, folder: Path) -> Run:
+        """Run the action for a `synchronize` event, as test_action.act does, on a runner whose
+        `GITHUB_SERVER_URL` is the git server."""
+        files = EventFiles(folder / f"run{len(list(folder.glob('run*')))}")
+        env = {**_env(self.github, files, pull_event(self.github, PR), {}), "GITHUB_SERVER_URL": self.git.url}
+        stream = io.StringIO()
+        run = Run(run_action(env, options=FAST, stream=stream), stream.getvalue(), files)
+        _no_token(self.github, run.log, run.summary, files.output.read_text(encoding="utf-8"))
+        return run
+
+    def api_reads(self) -> int:
+        return sum(1 for r in self.github.requests if any(part in r.path for part in API_READS))
+
+
+@pytest.fixture
+def servers(shared_example: ExampleRepo, tmp_path: Path) -> Iterator[Servers]:
+    with Servers(shared_example, tmp_path / "served") as both:
+        yield both
+
+
+def _report(run: Run) -> dict:
+    return _comparable(json.loads(Path(run.outputs["report"]).read_text(encoding="utf-8")))
+
+
+def _comparable(report: dict) -> dict:
+    """The report apart from what only a pull request gives: a CODEOWNERS sign-off is asked for on a
+    PR and "not checked" locally, so of those findings only the files they name are compared."""
+    findings = report.pop("findings")
+    report["findings"] = [f for f in findings if f["check"] != "codeowners"]
+    report["sign-offs"] = sorted(f["file"] or "" for f in findings if f["check"] == "codeowners")
+    return report
+
+
+def _local(example: ExampleRepo) -> dict:
+    request = LocalRequest(
+        repo=str(example.path),
+        base=example.base,
+        head=example.head,
+        title=example.title,
+        body=example.body,
+        labels=example.labels,
+        offline=True,
+    )
+    report, _, _ = run_local(request)
+    return _comparable(report.to_json())
+
+
+def test_the_action_fetches_with_git_and_reports_what_local_mode_reports(
+    servers: Servers, tmp_path: Path
+) -> None:
+    run = servers.act(tmp_path)
+    assert FETCHED in run.log and FALLBACK not in run.log
+    assert servers.api_reads() == 0  # no file through the API
+    assert _report(run) == _local(servers.example)
+    assert len(servers.git.requests) <= 8
+    assert all(status in (200, 401) for _, _, status in servers.git.requests)
+    assert not list(tmp_path.glob("run*/prbot-git-*"))  # the bare repository is gone
+
+
+def test_a_wrong_token_falls_back_to_the_api_and_still_reviews(
+    shared_example: ExampleRepo, tmp_path: Path
+) -> None:
+    with Servers(shared_example, tmp_path / "served", git_token="another-token") as both:
+        run = both.act(tmp_path)
+        assert FALLBACK in run.log and FETCHED not in run.log
+        assert {status for _, _, status in both.git.requests} == {401}
+        assert both.api_reads() > 0
+        assert _report(run) == _local(shared_example)
+        [comment] = both.github.comments_on(PR)
+        assert "could not complete" not in comment.body.lower()
+
+
+def test_without_a_server_url_the_action_reads_through_the_api(servers: Servers, tmp_path: Path) -> None:
+    run = act(servers.github, tmp_path, pull_event(servers.github, PR))
+    assert "GITHUB_SERVER_URL is not set" in run.log
+    assert servers.git.requests == []
+    assert _report(run) == _local(servers.example)
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare clone of the real InferenceX history."""
+    bundle = shared_or_skip("inferencex-history.bundle")
+    repo = tmp_path_factory.mktemp("history") / "history.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(repo)], check=True)
+    return repo
+
+
+def _squash_merge(repo: Path, number: int) -> tuple[str, str, str]:
+    """(parent, merge, subject) of the real pull request merged as one commit `... (#number)`."""
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%H %P%x09%s"], capture_output=True, text=True, check=True
+    ).stdout
+    for line in log.splitlines():
+        shas, _, subject = line.partition("\t")
+        sha, *parents = shas.split()
+        if subject.endswith(f"(#{number})") and len(parents) == 1:
+            return parents[0], sha, subject
+    raise AssertionError(f"#{number} is not in the history")
+
+
+@pytest.mark.parametrize("number", [2263, 1992])
+def test_real_pull_requests_report_as_in_local_mode(history: Path, tmp_path: Path, number: int) -> None:
+    base, head, title = _squash_merge(history, number)
+    example = ExampleRepo(path=history, base=base, head=head, title=title, body="", labels=())
+    with Servers(example, tmp_path / "served") as both:
+        run = both.act(tmp_path)
+        assert FETCHED in run.log and both.api_reads() == 0
+        assert _report(run) == _local(example)
+        assert len(both.git.requests) <= 8
+
+
+def _git_shim(folder: Path) -> Path:
+    """A `git` first on PATH that appends its arguments to a log, then runs the real git."""
+    real = shutil.which("git")
+    assert real
+    shim = folder / "bin" / "git"
+    shim.parent.mkdir(parents=True)
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{folder}/argv.log"\nexec "{real}" "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    return shim.parent
+
+
+def test_the_token_is_in_no_argument_file_or_log(
+    servers: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{_git_shim(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    token, ex = servers.github.token, servers.example
+    run = servers.act(tmp_path / "action")  # act() checks the log, summary, outputs and comment
+    assert FETCHED in run.log
+    fetched = fetch_pull(
+        servers.git.url, servers.github.full_name, ex.base, ex.head, token, temp=str(tmp_path)
+    )
+    try:
+        files = [p for p in fetched.folder.rglob("*") if p.is_file()]
+        assert files and not any(token.encode() in p.read_bytes() for p in files)
+        config = subprocess.run(
+            ["git", "-C", str(fetched.repo.path), "config", "--list", "--local"],
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert "url" not in config and "credential" not in config
+    finally:
+        fetched.close()
+    argv = (tmp_path / "argv.log").read_text()
+    assert "fetch" in argv and "cat-file" in argv  # the shim saw the fetches and the reads
+    assert token not in argv and token not in run.log
+
+
+def test_a_file_outside_the_data_paths_is_fetched_when_read(example: ExampleRepo, tmp_path: Path) -> None:
+    head = commit(example.path, {"docs/notes.md": "hello\n"})
+    with FakeGitHub(example.path) as github:
+        serve_repository(example.path, tmp_path / "served", github.full_name, {PR: head})
+        with GitHttpServer(tmp_path / "served", github.token) as git:
+            fetched = fetch_pull(git.url, github.full_name, example.base, head, github.token)
+            try:
+                before = len(git.requests)
+                snapshot = fetched.snapshot(head)
+                assert (
+                    snapshot.read("configs/runners.yaml")
+                    == (example.path / "configs/runners.yaml").read_bytes()
+                )
+                assert snapshot.read("no/such/file.yaml") is None
+                assert len(git.requests) == before  # data paths and absent files need no request
+                assert snapshot.read("docs/notes.md") == b"hello\n"
+                assert len(git.requests) > before
+            finally:
+                fetched.close()
+            assert not fetched.folder.exists()
+
+
+def test_a_submodule_reads_as_no_file(example: ExampleRepo, tmp_path: Path) -> None:
+    repo = str(example.path)
+    gitlink = f"160000,{'ab' * 20},benchmarks/vendored"  # a commit of another repository
+    subprocess.run(["git", "-C", repo, "update-index", "--add", "--cacheinfo", gitlink], check=True)
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(
+        ["git", "-C", repo, "-c", "commit.gpgsign=false", "commit", "-qm", "sub"], check=True, env=env
+    )
+    head = subprocess.run(
+        ["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    with FakeGitHub(example.path) as github:
+        serve_repository(example.path, tmp_path / "served", github.full_name, {PR: head})
+        with GitHttpServer(tmp_path / "served", github.token) as git:
+            fetched = fetch_pull(git.url, github.full_name, example.base, head, github.token)
+            try:
+                snapshot = fetched.snapshot(head)
+                snapshot.prefetch(["benchmarks/vendored", "configs/runners.yaml"])
+                assert snapshot.read("benchmarks/vendored") is None
+                assert snapshot.read("configs/runners.yaml")
+            finally:
+                fetched.close()
+
+
+def test_an_unknown_commit_is_a_fetch_error(servers: Servers, tmp_path: Path) -> None:
+    with pytest.raises(FetchError, match="git fetch failed"):
+        fetch_pull(
+            servers.git.url, servers.github.full_name, "1" * 40, servers.example.head, servers.github.token
+        )
+
+
+@pytest.mark.parametrize(
+    "server", ["ftp://example.com", "https://user:secret@example.com", "file:///tmp/repo", "https://"]
+)
+def test_only_a_plain_http_server_address_is_used(server: str) -> None:
+    with pytest.raises(FetchError, match="not a plain http"):
+        remote_url(server, "acme/inferencex")
