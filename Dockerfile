@@ -1,4 +1,4 @@
-# The prbot GitHub Action (see action.yml and the "GitHub Action" section of README.md).
+# The prbot GitHub Action (see action.yml and docs/action.md).
 #
 # Two stages: the first installs prbot and its pinned dependencies (constraints.txt) into a
 # virtual environment; the second copies only that environment onto a clean slim Python, so no
