@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import traceback
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
@@ -22,7 +21,7 @@ from typing import TextIO
 from bot import pipeline, summary
 from bot.action_events import ActionError, Inputs, Skip, Trigger, classify, exit_code, load_event
 from bot.action_text import Console, Msg, msg
-from bot.model.owners import find_codeowners
+from bot.model.owners import OwnersError, OwnersFile, find_codeowners
 from bot.render import COMMENT_LIMIT
 from bot.report import EXIT_ERROR, Report
 from bot.settings import Settings, SettingsError
@@ -31,8 +30,6 @@ from bot.sources.github import ClientOptions, GitHubError, GitHubSource, PullInf
 from bot.sources.registry import ENV_CREDENTIALS
 from bot.sources.snapshot import Snapshot
 from bot.sticky import CREATED, READ_ONLY, UNCHANGED, UPDATED, publish, react
-
-_TEAM = re.compile(r"(?<![\w@])@([A-Za-z0-9][\w.-]*/[\w.-]+)")
 
 
 @dataclass
@@ -221,8 +218,10 @@ class _Run:
         owners = find_codeowners(base)
         if owners is None:
             return None
-        lines = (line.split("#", 1)[0] for line in owners.text.splitlines())
-        handles = [m.group(1) for line in lines for m in _TEAM.finditer(line)]
+        try:
+            handles = [handle.lstrip("@") for handle in OwnersFile(owners.text).teams()]
+        except OwnersError:  # the codeowners check says what is wrong with the file
+            return None
         if not handles:
             return {}
         known, unreadable = self.source.teams(handles)

@@ -684,3 +684,13 @@ def test_memory_exhaustion_while_reading_the_changes_is_an_error_not_clean(
     verdict, in_report, headline = _verdicts(run, fake)
     assert verdict == in_report == "error" and "could not run" in headline
     assert "no blocking issues" not in stickies(fake)[0].body and "no blocking issues" not in run.summary
+
+
+def test_the_teams_named_in_codeowners_are_looked_up(fake: FakeGitHub, tmp_path: Path) -> None:
+    """The action asks GitHub for the members of each team the base's CODEOWNERS rules name, as
+    the CODEOWNERS parser reads the file: the example names `@example-org/core` twice, in rules."""
+    fake.teams = {"example-org/core": ["alice", "bob"]}
+    run = act(fake, tmp_path, pull_event(fake, PR))
+    assert run.code == 0
+    asked = [c.path for c in fake.calls("GET", r"/orgs/[^/]+/teams/[^/]+/members")]
+    assert asked and all("/orgs/example-org/teams/core/members" in path for path in asked), asked

@@ -127,3 +127,16 @@ class OwnersFile:
             if self._patterns.get(line) in CATCH_ALL:
                 return self._rule(owners, line)
         return None
+
+    def teams(self) -> list[str]:
+        """Every `@org/team` the rules name, each once, in the order of the file."""
+        found = (
+            Owner(handle, _KINDS[kind])
+            for *_, owners, _line, _section in reversed(self._parsed.paths)
+            for kind, handle in owners
+        )
+        teams: dict[str, str] = {}
+        for owner in found:
+            if owner.kind == "team":
+                teams.setdefault(owner.key, owner.handle)  # slugs compare case-insensitively
+        return list(teams.values())
