@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -13,10 +13,14 @@ from bot.checks import changelog, codeowners, consistency, digest, dram, labels,
 from bot.checks.context import CheckContext
 from bot.diff import ReviewDiff, compute, image_uses
 from bot.findings import CHECK_IDS, Finding, Severity, finding
+from bot.model.references import TagResolution
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings
 from bot.sources.snapshot import Snapshot, SourceError
+
+# Image references → what their registries answer (bot.sources.registry.RegistryClient.resolve_many).
+Resolve = Callable[[list[str]], Mapping[str, TagResolution]]
 
 CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
     ("recipe-selection", recipe_selection.check),
@@ -113,15 +117,12 @@ def _tables(diff: ReviewDiff, plan: dict) -> tuple[dict, dict, dict]:
     return published, plan, {c.key: c.aspects for c in diff.keys.values()}
 
 
-def _digest(diff: ReviewDiff, offline: bool) -> list[Finding]:
-    """The only check that needs the network: resolve the tags, then compare (pure)."""
+def _digest(diff: ReviewDiff, resolve: Resolve | None) -> list[Finding]:
+    """The only check that needs the network: `resolve` the tags (None: offline), then compare."""
     uses = image_uses(diff)
-    if offline:
+    if resolve is None:
         return digest.check(uses, None, "--offline")
-    from bot.sources.registry import RegistryClient
-
-    with RegistryClient() as registry:
-        return digest.check(uses, registry.resolve_many(digest.references(uses)))
+    return digest.check(uses, resolve(digest.references(uses)))
 
 
 def review(
@@ -131,15 +132,16 @@ def review(
     pr: PullRequest,
     settings: Settings | None = None,
     *,
-    offline: bool = False,
+    resolve: Resolve | None = None,
 ) -> Report:
-    """Run every check on the difference between base and head (`offline`: no registry lookups),
+    """Run every check on the difference between base and head; `resolve` answers the digest
+    check's tag lookups (None: offline, the pins are reported as not checked). All of it
     within the settings' deadline (`review-deadline-s`): what has not finished by then blocks."""
     settings = settings or Settings()
     progress = _Progress(settings.review_deadline_s)
     try:
         with _alarm(settings.review_deadline_s):
-            return _review(base, head, changed_files, pr, settings, offline, progress)
+            return _review(base, head, changed_files, pr, settings, resolve, progress)
     except ReviewDeadline:
         return progress.late()
 
@@ -150,7 +152,7 @@ def _review(
     changed_files: list[str],
     pr: PullRequest,
     settings: Settings,
-    offline: bool,
+    resolve: Resolve | None,
     progress: _Progress,
 ) -> Report:
     deadline = time.monotonic() + settings.review_deadline_s  # where no alarm can ring
@@ -176,7 +178,7 @@ def _review(
         raise ReviewDeadline
     else:
         progress.add(
-            "digest", _run_check("digest", lambda c: c.unreadable("digest") + _digest(c.diff, offline), ctx)
+            "digest", _run_check("digest", lambda c: c.unreadable("digest") + _digest(c.diff, resolve), ctx)
         )
     try:
         plan = sweep_plan.plan(ctx)

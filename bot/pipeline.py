@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot import engine
+from bot.engine import Resolve
+from bot.model.references import TagResolution
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings
@@ -26,6 +29,7 @@ class ReviewInput:
     pr: PullRequest
     settings: Settings
     offline: bool = False  # no registry lookups: digest pins are reported as not checked
+    resolve: Resolve | None = None  # the registries' answers; None: the container registries themselves
 
 
 def settings_at(base: Snapshot, path: str = SETTINGS_PATH) -> Settings | None:
@@ -35,8 +39,18 @@ def settings_at(base: Snapshot, path: str = SETTINGS_PATH) -> Settings | None:
     return None if data is None else Settings.from_yaml(data)
 
 
+def registries(references: list[str]) -> Mapping[str, TagResolution]:
+    """The container registries' answers for these image references (`bot.sources.registry`,
+    opened only when a review has something to ask, and closed after)."""
+    from bot.sources.registry import RegistryClient
+
+    with RegistryClient() as registry:
+        return registry.resolve_many(references)
+
+
 def run(review: ReviewInput) -> Report:
     """Review the input: every check, within the settings' deadline."""
+    resolve = None if review.offline else review.resolve or registries
     return engine.review(
-        review.base, review.head, review.changed_files, review.pr, review.settings, offline=review.offline
+        review.base, review.head, review.changed_files, review.pr, review.settings, resolve=resolve
     )

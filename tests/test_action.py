@@ -622,7 +622,7 @@ def test_a_review_in_which_every_check_crashed_exits_2(
         raise RuntimeError("boom")
 
     monkeypatch.setattr(engine, "CHECKS", tuple((check_id, broken) for check_id, _ in engine.CHECKS))
-    monkeypatch.setattr(engine, "_digest", lambda diff, offline: broken(diff))
+    monkeypatch.setattr(engine, "_digest", lambda diff, resolve: broken(diff))
     run = act(fake, tmp_path, pull_event(fake, PR), **{"fail-on": "never"})
     assert run.code == 2
     body = stickies(fake)[0].body

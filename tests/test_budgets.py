@@ -202,7 +202,6 @@ def test_a_check_still_running_at_the_deadline_blocks_and_the_others_are_kept(
         repo.changed_files(example.base, example.head),
         _pr(example),
         Settings(review_deadline_s=1),
-        offline=True,
     )
     late = {f.check for f in _blocking(report, "check-deadline")}
     assert late == {"consistency", "sweep-plan", "digest"}

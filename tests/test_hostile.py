@@ -679,7 +679,7 @@ def test_a_crash_beside_a_real_blocking_finding_exits_1(review_example, monkeypa
 
 def test_every_check_crashing_exits_2(review_example, monkeypatch) -> None:
     monkeypatch.setattr(engine, "CHECKS", tuple((cid, _boom) for cid, _ in engine.CHECKS))
-    monkeypatch.setattr(engine, "_digest", lambda diff, offline: _boom(None))
+    monkeypatch.setattr(engine, "_digest", lambda diff, resolve: _boom(None))
     report = review_example()
     assert not report.reviewed and report.exit_code == EXIT_ERROR and report.verdict == "error"
     comment = render_comment(report, lang="en")
@@ -724,7 +724,7 @@ def test_cli_exit_statuses(example, monkeypatch, capsys) -> None:
     head = commit(example.path, {RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: '1800'")})
     assert main([*args[:-2], head, "--offline"]) == EXIT_BLOCKING
     monkeypatch.setattr(engine, "CHECKS", tuple((cid, _boom) for cid, _ in engine.CHECKS))
-    monkeypatch.setattr(engine, "_digest", lambda diff, offline: _boom(None))
+    monkeypatch.setattr(engine, "_digest", lambda diff, resolve: _boom(None))
     capsys.readouterr()
     assert main(args) == EXIT_ERROR
     err = capsys.readouterr().err

@@ -59,3 +59,38 @@ def test_an_invalid_settings_file_at_the_base_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip()
     assert status == 2 and err.count("\n") == 0
     assert ".github/prbot.yml at the base commit" in err and "agentic-duration-s" in err
+
+
+def test_the_registry_answers_are_passed_in(example: ExampleRepo) -> None:
+    """The digest check asks what `ReviewInput.resolve` answers (the engine opens no registry of
+    its own): an answer naming the recipe's pinned digest verifies the pin, another one blocks."""
+    from bot import pipeline
+    from bot.model.references import TagResolution
+    from bot.pullrequest import PullRequest
+    from bot.settings import Settings
+    from bot.sources.git import GitRepo
+
+    pinned = "sha256:96a9614276518c2619e88800dec5f276bc76a95691331b4abb2210184e1431af"
+    asked: list[list[str]] = []
+
+    def registry(digest: str):
+        def resolve(references: list[str]) -> dict[str, TagResolution]:
+            asked.append(references)
+            return {ref: TagResolution(ref, "ok", digest) for ref in references}
+
+        return resolve
+
+    repo = GitRepo.open(str(example.path))
+    try:
+        common = (repo.snapshot(example.base), repo.snapshot(example.head))
+        changed = repo.changed_files(example.base, example.head)
+        pr = PullRequest(title=example.title, body=example.body, labels=example.labels)
+        verdicts = {}
+        for digest in (pinned, "sha256:" + "0" * 64):
+            review = pipeline.ReviewInput(*common, changed, pr, Settings(), resolve=registry(digest))
+            report = pipeline.run(review)
+            verdicts[digest] = {f.severity.value for f in report.findings if f.check == "digest"}
+    finally:
+        repo.close()
+    assert asked == [["rocm/atom-dev:nightly_202610281457"]] * 2
+    assert verdicts[pinned] == {"verified"} and "blocking" in verdicts["sha256:" + "0" * 64]
