@@ -75,6 +75,8 @@ class KeyChange:
     removed: list[Run] = field(default_factory=list)
     changed: list[Run] = field(default_factory=list)
     unchanged: list[Run] = field(default_factory=list)
+    # The base run of every run in `changed` and `unchanged`, by its identity (`Run.ident`).
+    before: dict[tuple[Any, ...], Run] = field(default_factory=dict, repr=False)
     entry_changed: bool = True
 
     @property
@@ -110,7 +112,6 @@ class ReviewDiff:
 
     layout: Layout
     changed_files: list[str]
-    master_files: list[str]
     keys: dict[str, KeyChange]
     # Every key of the head's master configs, in the sweep's order (file by file), → its file.
     head_keys: dict[str, str]
@@ -264,6 +265,7 @@ def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run]) -> 
         if ident in old:
             target = change.changed if old[ident].settings() != run.settings() else change.unchanged
             target.append(run)
+            change.before[ident] = old[ident]
     base, head = change.base, change.head
     aspects = change.aspects
     if base and head and base.image != head.image:
@@ -346,7 +348,6 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
     return ReviewDiff(
         layout,
         changed_files,
-        master_paths,
         keys,
         head_keys,
         changelog,

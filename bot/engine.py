@@ -9,7 +9,17 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from bot.checks import changelog, codeowners, consistency, digest, dram, labels, recipe_selection, sweep_plan
+from bot.checks import (
+    changelog,
+    changes,
+    codeowners,
+    consistency,
+    digest,
+    dram,
+    labels,
+    recipe_selection,
+    sweep_plan,
+)
 from bot.checks.context import CheckContext
 from bot.diff import ReviewDiff, compute, image_uses
 from bot.findings import CHECK_IDS, Finding, Severity, finding
@@ -29,13 +39,14 @@ CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
     ("labels", labels.check),
     ("codeowners", codeowners.check),
     ("consistency", consistency.check),
+    ("changes", changes.check),
     ("sweep-plan", sweep_plan.check),
 )
 
 
 # The checks that have nothing to check when neither ref has a master config (the changelog's
 # own rules, the labels, the owners and the changed recipes' own problems still apply).
-NEED_MASTERS = ("dram", "consistency", "sweep-plan")
+NEED_MASTERS = ("dram", "consistency", "changes", "sweep-plan")
 
 
 def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed") -> Finding:
@@ -184,4 +195,8 @@ def _review(
         plan = sweep_plan.plan(ctx)
     except Exception:  # the sweep-plan check has said `check-crashed` already
         plan = {}
-    return Report(progress.findings, *_tables(diff, plan))
+    try:
+        runs = changes.plan(ctx)
+    except Exception:  # as has the changes check
+        runs = {}
+    return Report(progress.findings, *_tables(diff, plan), runs)

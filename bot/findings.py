@@ -18,6 +18,7 @@ CHECK_IDS: tuple[str, ...] = (
     "digest",
     "codeowners",
     "consistency",
+    "changes",
     "sweep-plan",
 )
 

@@ -19,6 +19,8 @@ class Report:
     published_sets: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     sweep_plan: dict[str, Any] = field(default_factory=dict)
     changed_keys: dict[str, list[str]] = field(default_factory=dict)
+    # Per changed key, what each run serves at base and at head (bot.checks.changes).
+    changes: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.findings.sort(key=lambda f: (SEVERITY_ORDER.index(f.severity), CHECK_IDS.index(f.check)))
@@ -52,6 +54,7 @@ class Report:
             "verdict": self.verdict,
             "findings": [f.to_json() for f in self.findings],
             "published_sets": self.published_sets,
+            "changes": self.changes,
             "sweep_plan": self.sweep_plan,
         }
 

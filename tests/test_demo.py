@@ -39,7 +39,7 @@ def test_demo_json_report_has_the_design_shape() -> None:
     done = run_cli("demo", "--format", "json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert set(report) == {"verdict", "findings", "published_sets", "sweep_plan"}
+    assert set(report) == {"verdict", "findings", "published_sets", "changes", "sweep_plan"}
     assert report["verdict"] == "clean"
     keys = {"check", "severity", "config_key", "file", "line", "message_en", "message_zh", "suggestion"}
     for item in report["findings"]:
@@ -55,6 +55,23 @@ def test_demo_json_report_has_the_design_shape() -> None:
             "head": [1, 4, 14, 16, 48, 56, 72],
         }
     }
+    changes = report["changes"]["kimik3-fp4-mi355x-atom-agentic-mtp"]
+    common = {s["path"]: (s["base"], s["head"]) for s in changes["common"]}
+    assert common["image"] == ("rocm/atom-dev:nightly_202610131505", "rocm/atom-dev:nightly_202610281457")
+    assert common["roles.agg.env.AITER_FLYDSL_USE_HERD"] == (None, "1")  # the herd GEMMs, everywhere
+    runs = {r["concurrency"]: r for r in changes["runs"]}
+    assert {c for c, r in runs.items() if r["status"] == "as-before"} == {4, 14, 16}
+    c1 = {s["path"]: s["head"] for s in runs[1]["settings"]}
+    assert c1["roles.agg.env.ATOM_MONO_ENABLE"] == "1" and c1["roles.agg.args.max-num-seqs"] == 2
+    c48 = {s["path"]: (s["base"], s["head"]) for s in runs[48]["settings"]}
+    assert c48["dram-utilization"] == ("0.343", "0.6") and c48["benchmark.env.TOTAL_CPU_DRAM_GB"] == (
+        "1028",
+        "1799",
+    )
+    for run in changes["runs"]:
+        assert set(run) == {"concurrency", "topology", "variant_base", "variant_head", "status", "settings"}
+        assert run["topology"]["tp"] == 8 and run["variant_head"] == run["variant_base"]
+        assert all(set(s) >= {"path", "base", "head"} for s in run["settings"])
     plan = report["sweep_plan"]["keys"]["kimik3-fp4-mi355x-atom-agentic-mtp"]
     assert [r["concurrency"] for r in plan["runs"]] == [1, 4, 14, 16, 48, 56, 72]
     assert plan["canary"]["concurrency"] == 1 and plan["gpu_hours"] == 56.0
