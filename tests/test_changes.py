@@ -41,8 +41,8 @@ def test_lists_are_compared_as_lists_and_a_change_at_every_run_is_common(example
         "removed": ["b"],
     }
     assert {run["status"] for run in _runs(report).values()} == {"as-before"}
-    [said] = [f for f in report.findings if f.message_id == "changes-key"]
-    assert f"1 setting changed the same way at every run ({FLAGS})" in said.message_en
+    [said] = [f for f in report.findings if f.message_id == "changes-runs"]
+    assert f"1 setting changed the same way at every run of a key ({FLAGS})" in said.message_en
     assert "7 个与之前相同" in said.message_zh
 
 

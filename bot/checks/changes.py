@@ -167,23 +167,23 @@ def _list_warnings(ctx: CheckContext) -> list[Finding]:
 
 
 def check(ctx: CheckContext) -> list[Finding]:
-    out = _list_warnings(ctx)
-    for key, change in plan(ctx).items():
-        statuses = [run["status"] for run in change["runs"]]
-        common = change["common"]
-        out.append(
-            finding(
-                CHECK,
-                Severity.INFO,
-                "changes-key",
-                config_key=key,
-                key=key,
-                common=[s["path"] for s in common[:_COMMON_SHOWN]],
-                more=max(0, len(common) - _COMMON_SHOWN),
-                changed=statuses.count("changed"),
-                same=statuses.count("as-before"),
-                added=statuses.count("added"),
-                removed=statuses.count("removed"),
-            )
-        )
-    return out
+    """The list warnings, and one line counting the runs of all changed keys by status (the
+    settings themselves are in the JSON report's `changes`)."""
+    runs = [run for change in plan(ctx).values() for run in change["runs"]]
+    if not runs:
+        return _list_warnings(ctx)
+    statuses = [run["status"] for run in runs]
+    common = {s["path"] for change in plan(ctx).values() for s in change["common"]}
+    summary = finding(
+        CHECK,
+        Severity.INFO,
+        "changes-runs",
+        keys=len(plan(ctx)),
+        common=sorted(common)[:_COMMON_SHOWN],
+        more=max(0, len(common) - _COMMON_SHOWN),
+        changed=statuses.count("changed"),
+        same=statuses.count("as-before"),
+        added=statuses.count("added"),
+        removed=statuses.count("removed"),
+    )
+    return [*_list_warnings(ctx), summary]
