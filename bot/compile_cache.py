@@ -1,16 +1,17 @@
-"""A disk cache for the message catalog and its compiled templates, like Python's `__pycache__`.
+"""Where compiled message templates are kept between runs, like Python's `__pycache__`.
 
 Compiling a jinja template takes about a millisecond, and a large review uses some fifty, so runs
-after the first load them with `marshal` instead; the catalog's YAML is kept the same way, parsed.
-The cache lives in `$PRBOT_CACHE_DIR` (set it to an empty value for no cache), else
-`$XDG_CACHE_HOME/prbot`, else `~/.cache/prbot`. An entry's name is a hash of everything it was
-made from (the template text, the code that compiles it, and the jinja2 and Python versions), so a
-stale entry is never used. A cache that cannot be read or written is not used, silently: it can
-only make a review faster, never change or fail one.
+after the first load them from jinja2's own `FileSystemBytecodeCache` instead. The cache lives in
+`$PRBOT_CACHE_DIR` (set it to an empty value for no cache), else `$XDG_CACHE_HOME/prbot`, else
+`~/.cache/prbot`. jinja2 checks an entry against the template's text and the Python version; the
+entries' names here add the jinja2 version and the code that shapes a compiled template (it folds
+filters on constants into the code), so a stale entry is never used. A cache that cannot be read
+or written is not used, silently: it can only make a review faster, never change or fail one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.bccache import Bucket
 
 _MADE_BY = ("messages.py", "textsafe.py")  # the modules whose code shapes a compiled template
 
@@ -48,21 +50,46 @@ def directory() -> Path | None:
 
 
 @cache
-def _fingerprint() -> bytes:
+def _fingerprint() -> str:
     here = Path(__file__).parent
     digest = hashlib.sha256(f"{sys.version}\0{jinja2.__version__}".encode())
     for name in _MADE_BY:
         digest.update((here / name).read_bytes())
-    return digest.digest()
+    return digest.hexdigest()[:16]
+
+
+class _QuietCache(jinja2.FileSystemBytecodeCache):
+    """jinja2's cache of compiled templates in files, except that an entry it cannot read (or
+    write) is simply compiled again (or not kept) instead of failing the review."""
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # a damaged or unreadable entry, whatever the damage
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def bytecode_cache(kind: str) -> jinja2.BytecodeCache | None:
+    """The cache for the templates of one jinja environment (`kind` tells them apart, as the
+    same text compiles differently in each); None when caching is off."""
+    folder = directory()
+    if folder is None:
+        return None
+    return _QuietCache(str(folder), f"{kind}-{_fingerprint()}-%s.cache")
 
 
 def get(kind: str, parts: tuple[str, ...], make: Callable[[], Any]) -> Any:
-    """`make()`, or what an earlier run stored for the same `kind` and `parts`. Values must be
-    marshallable (code objects, strings, lists of strings)."""
+    """`make()`, or what an earlier run stored for the same `kind` and `parts`: for what jinja2
+    does not cache, the parsed catalog and the names each message reads. Values must be
+    marshallable (strings, and dicts and lists of them)."""
     folder = directory()
     if folder is None:
         return make()
-    digest = hashlib.sha256(_fingerprint())
+    digest = hashlib.sha256(_fingerprint().encode())
     for part in (kind, *parts):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     path = folder / f"{kind}-{digest.hexdigest()[:32]}.bin"

@@ -24,8 +24,10 @@ def test_annotations_put_pr_text_in_one_inert_line() -> None:
     report = Report(
         [
             finding("changelog", Severity.BLOCKING, "changelog-missing", file=sneaky, line=3, keys=["k"]),
-            finding("labels", Severity.WARNING, "not-implemented"),
-            finding("dram", Severity.INFO, "not-implemented", file="a.yaml", line=1),
+            finding("labels", Severity.WARNING, "labels-no-sweep-entry-missing"),
+            finding(
+                "dram", Severity.INFO, "dram-too-many-gpus", file="a.yaml", line=1, gpus=16, gpus_per_node=8
+            ),
         ]
     )
     lines = annotations(report)
@@ -34,7 +36,10 @@ def test_annotations_put_pr_text_in_one_inert_line() -> None:
         "::error file=configs/x%2Cline=1%3A%3Ay%25%0A%3A%3Aset-env name=A%3A%3Ab.yaml,line=3,"
     )
     assert lines[0].count("\n") == 0
-    assert lines[1] == "::warning title=prbot labels::Not checked: not implemented yet."
+    assert lines[1] == (
+        "::warning title=prbot labels::No sweep will run: no changelog entry was appended "
+        "(the changelog findings say which keys need one)."
+    )
 
 
 @pytest.mark.parametrize(

@@ -563,7 +563,6 @@ def test_example_names_amd_owners(example) -> None:
     listing = {f.params["files"][0]: f.params for f in by_id(report.findings, "codeowners-owners")}
     assert listing["perf-changelog.yaml"]["beyond"] == []
     assert listing[RECIPE]["pattern"] == "benchmarks/**/mi3*"
-    assert "not-implemented" not in {f.message_id for f in owner_findings(report)}
     comment_md = render_comment(report)
     assert "`@amd-bench-okafor`" in comment_md and not bare_mentions(comment_md)
     assert PHRASE in comment_md

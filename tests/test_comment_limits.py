@@ -60,7 +60,9 @@ def blocking(text: str, lang: str) -> str:
 
 def test_render_stays_within_a_tiny_limit_too() -> None:
     """The sizes add up exactly: the comment fills its budget without going over it."""
-    report = Report([finding("labels", Severity.BLOCKING, "not-implemented") for _ in range(400)])
+    report = Report(
+        [finding("labels", Severity.BLOCKING, "labels-no-sweep-entry-missing") for _ in range(400)]
+    )
     for limit in (6_000, 9_000, 20_000):
         target = Target("comment", limit)
         text = render_comment(report, target=target)

@@ -262,7 +262,7 @@ class _EntryReader:
         value = mapping.get(name)
         if value is None:
             return default
-        if type(value) is not kind and not _is_a(value, kind):  # exactly the type: the common case
+        if not _is_a(value, kind):
             self.problem(
                 "master-wrong-type",
                 _line_of(mapping, name) or line,
