@@ -41,8 +41,6 @@ DEFAULT_API_URL = "https://api.github.com"
 CONTENTS_LIMIT = 1024 * 1024
 #: The compare API lists at most this many changed files; beyond it the pull request's file list is used.
 COMPARE_FILE_LIMIT = 300
-#: The pull request files API lists at most this many files.
-PULL_FILES_LIMIT = 3000
 #: Teams whose members are looked up for CODEOWNERS sign-offs, at most.
 MAX_TEAMS = 20
 RETRY_STATUSES = (500, 502, 503, 504)
