@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from git_http_server import GitHttpServer, serve_repository  # noqa: E402
-from github_fake import EventFiles, FakeGitHub, pull_event  # noqa: E402
+from github_fake import EventFiles, FakeGitHub, action_env, pull_event  # noqa: E402
 
 from bot.action import run_action  # noqa: E402
 from bot.local import LocalRequest, run_local  # noqa: E402
@@ -73,20 +73,7 @@ def run_once(
         fake.add_pull(number, base, head, title=title, body="", labels=())
         with tempfile.TemporaryDirectory(prefix="prbot-bench-run-") as folder:
             files = EventFiles(Path(folder))
-            name, payload = pull_event(fake, number)
-            files.event.write_text(json.dumps(payload), encoding="utf-8")
-            env = {
-                "GITHUB_ACTIONS": "true",
-                "GITHUB_EVENT_NAME": name,
-                "GITHUB_EVENT_PATH": str(files.event),
-                "GITHUB_REPOSITORY": fake.full_name,
-                "GITHUB_API_URL": fake.url,
-                "GITHUB_STEP_SUMMARY": str(files.summary),
-                "GITHUB_OUTPUT": str(files.output),
-                "RUNNER_TEMP": folder,
-                "INPUT_GITHUB-TOKEN": fake.token,
-                "INPUT_OFFLINE": "true",
-            }
+            env = action_env(fake, files, pull_event(fake, number), {})
             if use_git:
                 env["GITHUB_SERVER_URL"] = server.url
             started = time.perf_counter()

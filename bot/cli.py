@@ -126,20 +126,10 @@ def _demo(args: argparse.Namespace) -> int:
     import tempfile
 
     from bot.example import build_example
-    from bot.local import LocalRequest
 
     with tempfile.TemporaryDirectory(prefix="prbot-demo-") as folder:
         example = build_example(Path(folder) / "inferencex")
-        request = LocalRequest(
-            repo=str(example.path),
-            base=example.base,
-            head=example.head,
-            title=example.title,
-            body=example.body,
-            labels=example.labels,
-            offline=True,
-            config=args.config,
-        )
+        request = example.request(config=args.config)
         return _run_review(args, request)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.example import ExampleRepo, build_example
-from bot.local import LocalRequest, run_local
+from bot.local import run_local
 from bot.report import Report
 
 # The real InferenceX data: $PRBOT_REAL_WORLD, else ../shared/real-world beside the repository.
@@ -104,9 +104,7 @@ def review_example(example: ExampleRepo) -> Callable[..., Report]:
 
     def run(edits: dict | None = None, **overrides: object) -> Report:
         head = commit(example.path, edits) if edits else example.head
-        fields = {"title": example.title, "body": example.body, "labels": example.labels, "offline": True}
-        fields.update(overrides)
-        report, _, _ = run_local(LocalRequest(repo=str(example.path), base=example.base, head=head, **fields))
+        report, _, _ = run_local(example.request(head=head, **overrides))
         return report
 
     return run

@@ -845,3 +845,26 @@ def comment_event(
         "repository": fake.repo_payload(),
         "sender": _user(comment.login, comment.type, fake.url),
     }
+
+
+def action_env(
+    fake: FakeGitHub, files: EventFiles, event: tuple[str, dict], inputs: dict[str, str]
+) -> dict[str, str]:
+    """The environment a workflow run gives the action for `event` on the fake: the event file
+    written, the step's files, the token, `offline` (no registry), then `inputs` as `INPUT_<NAME>`."""
+    name, payload = event
+    files.event.write_text(json.dumps(payload), encoding="utf-8")
+    env = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": name,
+        "GITHUB_EVENT_PATH": str(files.event),
+        "GITHUB_REPOSITORY": fake.full_name,
+        "GITHUB_API_URL": fake.url,
+        "GITHUB_STEP_SUMMARY": str(files.summary),
+        "GITHUB_OUTPUT": str(files.output),
+        "RUNNER_TEMP": str(files.folder),
+        "INPUT_GITHUB-TOKEN": fake.token,
+        "INPUT_OFFLINE": "true",
+    }
+    env.update({f"INPUT_{k.upper()}": v for k, v in inputs.items()})
+    return env

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from github_fake import EventFiles, FakeGitHub, comment_event, pull_event
+from github_fake import EventFiles, FakeGitHub, action_env, comment_event, pull_event
 
 from bot.action import run_action
 from bot.action_events import DEFAULT_BOT_LOGIN
@@ -70,27 +70,6 @@ class Run:
         return self.files.summary.read_text(encoding="utf-8")
 
 
-def _env(
-    fake: FakeGitHub, files: EventFiles, event: tuple[str, dict], inputs: dict[str, str]
-) -> dict[str, str]:
-    name, payload = event
-    files.event.write_text(json.dumps(payload), encoding="utf-8")
-    env = {
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": name,
-        "GITHUB_EVENT_PATH": str(files.event),
-        "GITHUB_REPOSITORY": fake.full_name,
-        "GITHUB_API_URL": fake.url,
-        "GITHUB_STEP_SUMMARY": str(files.summary),
-        "GITHUB_OUTPUT": str(files.output),
-        "RUNNER_TEMP": str(files.folder),
-        "INPUT_GITHUB-TOKEN": fake.token,
-        "INPUT_OFFLINE": "true",
-    }
-    env.update({f"INPUT_{k.upper()}": v for k, v in inputs.items()})
-    return env
-
-
 def _no_token(fake: FakeGitHub, *texts: str) -> None:
     for text in texts:
         assert fake.token not in text
@@ -104,7 +83,7 @@ def act(
     """Run the action in-process for one event; every run is checked for a leaked token."""
     files = EventFiles(folder / f"run{len(list(folder.glob('run*')))}")
     stream = io.StringIO()
-    code = run_action(_env(fake, files, event, inputs), options=options, stream=stream)
+    code = run_action(action_env(fake, files, event, inputs), options=options, stream=stream)
     run = Run(code, stream.getvalue(), files)
     report = Path(run.outputs["report"]).read_text(encoding="utf-8") if run.outputs.get("report") else ""
     _no_token(fake, run.log, run.summary, run.files.output.read_text(encoding="utf-8"), report)
@@ -530,7 +509,7 @@ def test_pr_metadata_comments_and_teams(fake: FakeGitHub, shared_example: Exampl
 def test_python_m_bot_action(fake: FakeGitHub, tmp_path: Path) -> None:
     files = EventFiles(tmp_path / "subprocess")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
-    env.update(_env(fake, files, pull_event(fake, PR, "opened"), {}))
+    env.update(action_env(fake, files, pull_event(fake, PR, "opened"), {}))
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run(
         [sys.executable, "-m", "bot", "action"],
@@ -636,7 +615,7 @@ def test_registry_logins_come_from_the_input_and_never_show(fake: FakeGitHub, tm
     table = '{"ghcr.io": {"username": "bot", "password": "input-secret-1234"}}'
     stale = '{"ghcr.io": {"username": "old", "password": "env-secret-5678"}}'
     files = EventFiles(tmp_path / "run")
-    env = _env(fake, files, pull_event(fake, PR), {"registry-credentials": table})
+    env = action_env(fake, files, pull_event(fake, PR), {"registry-credentials": table})
     env["PRBOT_REGISTRY_CREDENTIALS"] = stale
     stream = io.StringIO()
     assert run_action(env, options=FAST, stream=stream) == 0

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from conftest import GIT_ENV, commit, shared_or_skip
 from git_http_server import GitHttpServer, serve_repository
-from github_fake import EventFiles, FakeGitHub, pull_event
-from test_action import FAST, PR, Run, _env, _no_token, act
+from github_fake import EventFiles, FakeGitHub, action_env, pull_event
+from test_action import FAST, PR, Run, _no_token, act
 
 from bot.action import run_action
 from bot.example import ExampleRepo, build_example
-from bot.local import LocalRequest, run_local
+from bot.local import run_local
 from bot.sources.git_fetch import FetchError, fetch_pull, remote_url
 
 FETCHED = "Fetched the base and head commits with git"
@@ -60,7 +60,10 @@ class Servers:
         """Run the action for a `synchronize` event, as test_action.act does, on a runner whose
         `GITHUB_SERVER_URL` is the git server."""
         files = EventFiles(folder / f"run{len(list(folder.glob('run*')))}")
-        env = {**_env(self.github, files, pull_event(self.github, PR), {}), "GITHUB_SERVER_URL": self.git.url}
+        env = {
+            **action_env(self.github, files, pull_event(self.github, PR), {}),
+            "GITHUB_SERVER_URL": self.git.url,
+        }
         stream = io.StringIO()
         run = Run(run_action(env, options=FAST, stream=stream), stream.getvalue(), files)
         _no_token(self.github, run.log, run.summary, files.output.read_text(encoding="utf-8"))
@@ -90,15 +93,7 @@ def _comparable(report: dict) -> dict:
 
 
 def _local(example: ExampleRepo) -> dict:
-    request = LocalRequest(
-        repo=str(example.path),
-        base=example.base,
-        head=example.head,
-        title=example.title,
-        body=example.body,
-        labels=example.labels,
-        offline=True,
-    )
+    request = example.request()
     report, _, _ = run_local(request)
     return _comparable(report.to_json())
 

@@ -19,8 +19,12 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from bot.local import LocalRequest
 
 __all__ = ["CONFIG_KEY", "ExampleRepo", "build_example", "example_files"]
 
@@ -52,6 +56,15 @@ class ExampleRepo:
     title: str
     body: str
     labels: tuple[str, ...]
+
+    def request(self, **overrides: Any) -> LocalRequest:
+        """The local review of this example PR (offline, with its title, body and labels), with
+        any of `LocalRequest`'s fields given instead."""
+        from bot.local import LocalRequest
+
+        fields = {"repo": str(self.path), "base": self.base, "head": self.head, "title": self.title}
+        fields.update(body=self.body, labels=self.labels, offline=True)
+        return LocalRequest(**{**fields, **overrides})
 
 
 def _data() -> Traversable:
