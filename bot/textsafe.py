@@ -100,12 +100,18 @@ def _no_links(text: str) -> str:
 
 
 def md_text(value: object) -> str:
-    """A PR value as inert inline markdown text: it reads the same, but nothing in it is markup, a
-    mention, a link or a reference (zero-width spaces break what GitHub would link)."""
+    """A PR value as inert inline markdown text: it reads the same, but nothing in it is markup or
+    a mention. Links and references are broken in the whole message it is placed in (`no_links`,
+    which `bot.messages.render` applies to every markdown message), where a value next to
+    template text is seen as GitHub will see it."""
     text = clip(str(value))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
-    return _no_links(_no_mentions(text))
+    return _no_mentions(text)
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def md_code(value: object) -> str:
@@ -115,8 +121,7 @@ def md_code(value: object) -> str:
     Pipes are kept as they are: the comment has no tables, and inside a code span outside a
     table a `\\|` would show its backslash."""
     text = clip(str(value))
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
+    fence = "`" * (_longest_backticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
@@ -146,8 +151,9 @@ def _closer(width: int) -> re.Pattern[str]:
 
 def no_links(markdown: str) -> str:
     """Markdown (a rendered message: template text and escaped values) with every autolink and
-    GitHub reference outside its code spans broken, like `md_text` breaks them in a value. Catalog
-    text such as `entry #{{ index }}` needs it: the number comes from the PR."""
+    GitHub reference outside its code spans broken: the one place where PR values placed in
+    markdown lose their links, seen whole, so that catalog text such as `entry #{{ index }}`
+    (the number comes from the PR) cannot form one either."""
     if not _may_link(markdown):
         return markdown
     out: list[str] = []
@@ -179,8 +185,7 @@ def cut_markdown(markdown: str, limit: int, ending: str = "…") -> str:
 
 def fence_for(body: str) -> str:
     """A backtick fence longer than any backtick run in `body` (at least three)."""
-    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
-    return "`" * max(3, longest + 1)
+    return "`" * max(3, _longest_backticks(body) + 1)
 
 
 def log_line(value: object) -> str:
