@@ -46,7 +46,7 @@ CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
 
 # The checks that have nothing to check when neither ref has a master config (the changelog's
 # own rules, the labels, the owners and the changed recipes' own problems still apply).
-NEED_MASTERS = ("dram", "consistency", "changes", "sweep-plan")
+NEED_MASTERS = ("dram", "consistency", "changes", "sweep-plan", "digest")
 
 
 def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed") -> Finding:
@@ -119,13 +119,22 @@ class _Progress:
             for check_id in CHECK_IDS
             if check_id not in self.finished
         ]
-        return Report(self.findings + late, *_tables(self.diff, {}) if self.diff else ())
+        return Report(self.findings + late, *_tables(self.diff) if self.diff else ())
 
 
-def _tables(diff: ReviewDiff, plan: dict) -> tuple[dict, dict, dict]:
-    """The report's published sets, sweep plan and changed aspects per key."""
+def _tables(diff: ReviewDiff, ctx: CheckContext | None = None) -> tuple[dict, dict, dict, dict]:
+    """The report's published sets, sweep plan, changed aspects and `changes` per key; the sweep
+    plan and `changes` only for a review whose checks ran (`ctx`), and empty where working them
+    out crashed (their checks have said `check-crashed` already)."""
     published = {c.key: {"base": c.published_base, "head": c.published_head} for c in diff.keys.values()}
-    return published, plan, {c.key: c.aspects for c in diff.keys.values()}
+    aspects = {c.key: c.aspects for c in diff.keys.values()}
+    plans = []
+    for make in (sweep_plan.plan, changes.plan):
+        try:
+            plans.append(make(ctx) if ctx is not None else {})
+        except Exception:
+            plans.append({})
+    return published, plans[0], aspects, plans[1]
 
 
 def _digest(diff: ReviewDiff, resolve: Resolve | None) -> list[Finding]:
@@ -176,27 +185,13 @@ def _review(
         return Report([_crashed(check_id, exc, "review-crashed") for check_id in CHECK_IDS])
     progress.diff = diff
     ctx = CheckContext(diff, pr, settings)
-    for check_id, run in CHECKS:
+    # The digest check is the only one that asks the network: through `resolve` (None: offline).
+    digest_check = ("digest", lambda c: c.unreadable("digest") + _digest(c.diff, resolve))
+    for check_id, run in (*CHECKS, digest_check):
         if time.monotonic() > deadline:
             raise ReviewDeadline
         if diff.no_masters and check_id in NEED_MASTERS:
             progress.add(check_id, ctx.no_masters(check_id))
         else:
             progress.add(check_id, _run_check(check_id, run, ctx))
-    if diff.no_masters:
-        progress.add("digest", ctx.no_masters("digest"))
-    elif time.monotonic() > deadline:
-        raise ReviewDeadline
-    else:
-        progress.add(
-            "digest", _run_check("digest", lambda c: c.unreadable("digest") + _digest(c.diff, resolve), ctx)
-        )
-    try:
-        plan = sweep_plan.plan(ctx)
-    except Exception:  # the sweep-plan check has said `check-crashed` already
-        plan = {}
-    try:
-        runs = changes.plan(ctx)
-    except Exception:  # as has the changes check
-        runs = {}
-    return Report(progress.findings, *_tables(diff, plan), runs)
+    return Report(progress.findings, *_tables(diff, ctx))

@@ -76,13 +76,16 @@ def _topology(point: Point) -> dict[str, Any]:
     }
 
 
-def _run(status: str, run: Run, before: Run | None, settings: list[dict[str, Any]]) -> dict[str, Any]:
-    variant_base = before.variant if before is not None else None
+def _run(
+    status: str, run: Run, base: Variant | None, head: Variant | None, settings: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """One run of the report: `run` gives its concurrency and topology, `base`/`head` the variant
+    it selects at each ref (None where it does not exist or selects none)."""
     return {
         "concurrency": run.concurrency,
         "topology": _topology(run.point),
-        "variant_base": (variant_base.name if variant_base else None),
-        "variant_head": (run.variant.name if run.variant and status != "removed" else None),
+        "variant_base": base.name if base else None,
+        "variant_head": head.name if head else None,
         "status": status,
         "settings": settings,
     }
@@ -100,9 +103,11 @@ def key_changes(change: KeyChange) -> dict[str, Any]:
     runs = []
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):
         own = [s for s in differ.get(run.ident, []) if s not in common]
-        runs.append(_run("changed" if own else "as-before", run, change.before.get(run.ident), own))
-    runs += [_run("added", run, None, []) for run in change.added]
-    runs += [_run("removed", run, run, []) for run in change.removed]
+        runs.append(
+            _run("changed" if own else "as-before", run, change.before[run.ident].variant, run.variant, own)
+        )
+    runs += [_run("added", run, None, run.variant, []) for run in change.added]
+    runs += [_run("removed", run, run.variant, None, []) for run in change.removed]
     runs.sort(key=lambda r: (r["concurrency"], r["status"]))
     return {"common": common, "runs": runs}
 
