@@ -84,6 +84,11 @@ class KeyChange:
         return (self.head or self.base).line if (self.head or self.base) else None
 
     @property
+    def where(self) -> dict[str, Any]:
+        """Where a finding about this key points, as `Point.where` does for a point."""
+        return {"config_key": self.key, "file": self.file, "line": self.line}
+
+    @property
     def published_base(self) -> list[int]:
         return self.base.published if self.base else []
 

@@ -130,9 +130,7 @@ def _not_covered(change: KeyChange) -> Finding:
         CHECK,
         Severity.BLOCKING,
         message,
-        config_key=change.key,
-        file=change.file,
-        line=change.line,
+        **change.where,
         key=change.key,
     )
 

@@ -62,9 +62,7 @@ def _hardware(ctx: CheckContext, change: KeyChange) -> tuple[Hardware | None, li
                 CHECK,
                 Severity.BLOCKING,
                 "dram-unknown-runner",
-                config_key=change.key,
-                file=change.file,
-                line=change.line,
+                **change.where,
                 runner=runner or "—",
                 runners=file,
             )
