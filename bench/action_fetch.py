@@ -32,8 +32,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from git_http_server import GitHttpServer, serve_repository  # noqa: E402
 from github_fake import EventFiles, FakeGitHub, action_env, pull_event  # noqa: E402
 
-from bot.action import run_action  # noqa: E402
+from bot.github_action.run import run_action  # noqa: E402
 from bot.local import LocalRequest, run_local  # noqa: E402
+from bot.output import report_json  # noqa: E402
 from bot.sources.github import ClientOptions  # noqa: E402
 
 REAL = Path(os.environ.get("PRBOT_REAL_WORLD") or ROOT.parent / "shared" / "real-world")
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             served = Path(tmp) / f"served-{number}"
             serve_repository(repo, served, "acme/inferencex", {number: head})
             local, _, _ = run_local(LocalRequest(str(repo), base, head, title=title, offline=True))
-            expected = comparable(local.to_json())
+            expected = comparable(report_json.to_json(local))
             for use_git in (False, True):
                 rest, git_http, wall, report = run_once(
                     repo, served, number, base, head, title, use_git=use_git, delay=args.delay

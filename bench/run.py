@@ -425,13 +425,19 @@ def _bot() -> tuple[Any, Any]:
     return LocalRequest, run_local
 
 
+def _dumps(report: Any) -> str:
+    from bot.output.report_json import dumps
+
+    return dumps(report)
+
+
 def review_in_process(repo: Path, pr: PR, record: bool = True) -> None:
     request_cls, run_local = _bot()
     request = request_cls(repo=str(repo), base=pr.parent, head=pr.sha, offline=True)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     report, _labels, _seconds = run_local(request)
     wall1, cpu1 = time.perf_counter(), time.process_time()
-    text = report.dumps()
+    text = _dumps(report)
     wall2 = time.perf_counter()
     if record:
         pr.review_wall.append(wall1 - wall0)
@@ -527,7 +533,7 @@ def measure_cold(cold: ColdStart, first: bool) -> None:
     cli_us, _ = importtime("bot.cli")
     if cli_us is not None:
         cold.import_cli_us.append(cli_us)
-    review_us, top_review = importtime("bot.local", "bot.render")
+    review_us, top_review = importtime("bot.local", "bot.output.render")
     if review_us is not None:
         cold.import_review_us.append(review_us)
     if first:
@@ -554,11 +560,11 @@ def profile_largest(repo: Path, pr: PR, top: int = 25) -> str:
     profiler = cProfile.Profile()
     profiler.enable()
     report, _labels, _seconds = run_local(request)
-    report.dumps()
+    _dumps(report)
     profiler.disable()
     out = io.StringIO()
     stats = pstats.Stats(profiler, stream=out).strip_dirs()
-    title = f"cProfile of run_local + report.dumps() for #{pr.number} ({pr.sha[:10]})"
+    title = f"cProfile of run_local + report_json.dumps(report) for #{pr.number} ({pr.sha[:10]})"
     out.write(f"\n== {title}, by cumulative time\n")
     stats.sort_stats("cumulative").print_stats(top)
     out.write("\n== same run, by self (internal) time\n")
@@ -619,7 +625,9 @@ def print_table(prs: list[PR], runs: int) -> None:
     print(f"\nReview cost per PR (times in ms, median of {runs} run(s)). floor = read + parse of the changed")
     print("master configs and perf-changelog at both refs with yaml.CSafeLoader, in a fresh process (its")
     print(f"start-up not counted; {FLOOR_SAMPLES_PER_RUN} samples per run); review = run_local")
-    print("in-process (wall, cpu); emit = report.dumps(); CLI = `python -m bot review ... --offline")
+    print(
+        "in-process (wall, cpu); emit = report_json.dumps(report); CLI = `python -m bot review ... --offline"
+    )
     print("--format json` in a fresh process (wall, cpu incl. git children); RSS = its peak RSS.\n")
 
     def line(cells: tuple[str, ...]) -> str:
@@ -670,7 +678,7 @@ def print_cold(cold: ColdStart, runs: int) -> None:
             f"{median(cold.import_cli_us) / 1000:,.1f} ms" if cold.import_cli_us else "—",
         ),
         (
-            'python -X importtime -c "import bot.local, bot.render"',
+            'python -X importtime -c "import bot.local, bot.output.render"',
             f"{median(cold.import_review_us) / 1000:,.1f} ms" if cold.import_review_us else "—",
         ),
         ("python -m bot demo: first byte on stdout", fmt_ms(median(cold.demo_first_byte)) + " ms"),
@@ -681,7 +689,7 @@ def print_cold(cold: ColdStart, runs: int) -> None:
         print(f"  {name.ljust(width)}  {value:>10}")
     if cold.top_imports:
         print(
-            "\n  slowest imports by self time (import bot.local, bot.render): "
+            "\n  slowest imports by self time (import bot.local, bot.output.render): "
             + ", ".join(f"{n} {us / 1000:.1f} ms" for n, us in cold.top_imports[:6])
         )
 

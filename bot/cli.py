@@ -1,4 +1,5 @@
-"""The `prbot` command line: `review` two git refs, or run the bundled `demo`."""
+"""The `prbot` command line: `review` two git refs, `fix` what the review knows how to fix, or run
+the bundled `demo`."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot import __version__
+from bot.fix import arguments as fix_arguments
 
 if TYPE_CHECKING:
+    from bot.catalog import Msg
     from bot.local import LocalRequest
     from bot.report import Report
 
@@ -33,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     _common(review)
     demo = sub.add_parser("demo", help="review the bundled example PR (offline)")
     _output(demo)
+    fix_arguments.add_parser(sub)
     sub.add_parser("action", help="run as a GitHub Action (reads the standard GITHUB_* environment)")
     return parser
 
@@ -57,7 +61,20 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 class UsageError(Exception):
-    """A problem with what the user asked for; printed as one line, exit status 2."""
+    """A problem with what the user asked for (a bad ref, an unreadable file): printed as one line
+    per language, exit status 2."""
+
+    def __init__(self, message: Msg) -> None:
+        super().__init__(message.id)
+        self.message = message
+
+
+def _say(message: Msg, lang: str = "both") -> None:
+    """One line on stderr per language of `--lang`, each starting `prbot:`."""
+    from bot.output import messages
+
+    for code in ("en", "zh") if lang == "both" else (lang,):
+        print(f"prbot: {messages.text(message, code)}", file=sys.stderr)
 
 
 def run() -> None:
@@ -67,7 +84,7 @@ def run() -> None:
     usual way, so that its libraries' exit handlers run."""
     argv = sys.argv[1:]
     code = main(argv)
-    if argv[:1] in (["review"], ["demo"]):
+    if argv[:1] in (["review"], ["demo"], ["fix"]):
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # a closed pipe (`prbot review | head`)
                 stream.flush()
@@ -83,22 +100,29 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return _demo(args)
+        if args.command == "fix":
+            from bot.fix.command import run as run_fix
+
+            return run_fix(args)
         if args.command == "action":
-            from bot.action import run_action
+            from bot.github_action.run import run_action
 
             return run_action()
         return _review(args)
     except UsageError as exc:
-        print(f"prbot: {exc}", file=sys.stderr)
+        _say(exc.message, getattr(args, "lang", "both"))
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print("prbot: interrupted", file=sys.stderr)
+        from bot.catalog import msg
+
+        _say(msg("cli-interrupted"), getattr(args, "lang", "both"))
         return EXIT_ERROR
     finally:
         gc.enable()
 
 
 def _review(args: argparse.Namespace) -> int:
+    from bot.catalog import msg
     from bot.local import LocalRequest
 
     body = ""
@@ -106,7 +130,7 @@ def _review(args: argparse.Namespace) -> int:
         try:
             body = Path(args.body_file).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            raise UsageError(f"cannot read --body-file: {exc.strerror}") from None
+            raise UsageError(msg("cli-body-file", reason=exc.strerror or "")) from None
     request = LocalRequest(
         repo=args.repo,
         base=args.base,
@@ -140,22 +164,24 @@ def _run_review(args: argparse.Namespace, request: LocalRequest) -> int:
     from bot.sources.git import GitError
 
     try:
-        return _emit(args, *run_local(request))
+        return _emit(args, *run_local(request, log=lambda message: _say(message, args.lang)))
     except (GitError, SettingsError) as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.message) from None
 
 
 def _emit(args: argparse.Namespace, report: Report, labels: tuple[str, str], seconds: float) -> int:
     """Print the comment or the JSON report, and a one-line summary with the time taken."""
-    from bot.render import render_comment
+    from bot.catalog import msg
+    from bot.output.render import render_comment
+    from bot.output.report_json import json_bytes
 
     started = time.perf_counter()
     if args.format == "json":
         sys.stdout.flush()
-        sys.stdout.buffer.write(report.json_bytes() + b"\n")
+        sys.stdout.buffer.write(json_bytes(report) + b"\n")
     else:
         sys.stdout.write(render_comment(report, lang=args.lang, base=labels[0], head=labels[1]))
-    elapsed = seconds + time.perf_counter() - started
-    verdict = report.verdict if report.reviewed else "nothing could be reviewed"
-    print(f"prbot: {verdict} — {len(report.findings)} findings in {elapsed:.2f} s", file=sys.stderr)
+    elapsed = f"{seconds + time.perf_counter() - started:.2f}"
+    done = "cli-done" if report.reviewed else "cli-nothing-reviewed"
+    _say(msg(done, verdict=report.verdict, findings=len(report.findings), seconds=elapsed), args.lang)
     return report.exit_code

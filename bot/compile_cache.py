@@ -24,7 +24,11 @@ from typing import Any
 import jinja2
 from jinja2.bccache import Bucket
 
-_MADE_BY = ("messages.py", "textsafe.py", "render.py")  # the modules whose code shapes a compiled template
+_MADE_BY = (
+    "output/messages.py",
+    "output/textsafe.py",
+    "output/render.py",
+)  # the modules whose code shapes a compiled template
 
 
 @cache

@@ -23,10 +23,10 @@ from bot.checks import (
 from bot.checks.context import CheckContext
 from bot.diff import ReviewDiff, compute, image_uses
 from bot.findings import CHECK_IDS, Finding, Severity, finding
-from bot.model.references import TagResolution
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings
+from bot.sources.references import TagResolution
 from bot.sources.snapshot import Snapshot, SourceError
 
 # Image references → what their registries answer (bot.sources.registry.RegistryClient.resolve_many).

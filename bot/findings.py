@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
 from typing import Any
 
-from bot import messages
+from bot import catalog
 from bot.model.problems import Problem
 
 CHECK_IDS: tuple[str, ...] = (
@@ -35,11 +34,8 @@ class Severity(StrEnum):
 
 @dataclass(frozen=True)
 class Finding:
-    """One statement of one check. Messages are rendered from the catalog in `templates/messages/`.
-
-    `message_id` and `params` are kept so that the comment renderer can render the same message
-    again with markdown escaping; `message_en` / `message_zh` are the plain-text forms for JSON.
-    """
+    """One statement of one check: a message of the catalog (`templates/messages/`) by id, with
+    its values; `bot.output` renders it, as plain text for the JSON report or as markdown."""
 
     check: str
     severity: Severity
@@ -55,28 +51,7 @@ class Finding:
             raise ValueError(f"unknown check id {self.check!r}")
         # A finding whose params do not fit its message fails here, inside the check that made it
         # (which then reports `check-crashed`), never later while the comment is rendered.
-        messages.require(self.message_id, self.params)
-
-    @cached_property
-    def message_en(self) -> str:
-        return messages.render(self.message_id, "en", self.params)
-
-    @cached_property
-    def message_zh(self) -> str:
-        return messages.render(self.message_id, "zh", self.params)
-
-    def to_json(self) -> dict[str, Any]:
-        """The finding as DESIGN.md §3 shapes it."""
-        return {
-            "check": self.check,
-            "severity": str(self.severity),
-            "config_key": self.config_key,
-            "file": self.file,
-            "line": self.line,
-            "message_en": self.message_en,
-            "message_zh": self.message_zh,
-            "suggestion": self.suggestion,
-        }
+        catalog.require(self.message_id, self.params)
 
 
 def from_problem(check: str, severity: Severity, problem: Problem, config_key: str | None = None) -> Finding:

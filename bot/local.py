@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot import pipeline
+from bot.catalog import Msg, msg
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings, SettingsError
@@ -54,12 +56,18 @@ def _pr_url(repository: str | None, number: int | None, explicit: str | None) ->
     return f"{repository}/pull/{number}" if repository else None
 
 
+def pr_url_for(repo: GitRepo, number: int | None, explicit: str | None) -> str | None:
+    """The PR's URL as a local review derives it: `--pr-url`, else the GitHub `origin` remote and
+    `--pr-number`; None when neither gives one."""
+    return _pr_url(_repository(repo), number, explicit)
+
+
 def _file_settings(path: str) -> Settings:
     """The settings file `--config` names, on disk."""
     try:
         return Settings.from_yaml(Path(path).read_bytes())
     except OSError as exc:
-        raise SettingsError(f"cannot read settings file {path}: {exc.strerror}") from None
+        raise SettingsError(msg("settings-unreadable", path=path, reason=exc.strerror or "")) from None
 
 
 def _base_settings(base: Snapshot) -> Settings:
@@ -67,11 +75,16 @@ def _base_settings(base: Snapshot) -> Settings:
     try:
         return pipeline.settings_at(base) or Settings()
     except SettingsError as exc:
-        raise SettingsError(f"{pipeline.SETTINGS_PATH} at the base commit: {exc}") from None
+        raise SettingsError(
+            msg("settings-at-base", path=pipeline.SETTINGS_PATH, reason=exc.message)
+        ) from None
 
 
-def run_local(request: LocalRequest) -> tuple[Report, tuple[str, str], float]:
-    """Review `base...head` (head against its merge base with base); returns report, ref labels, seconds."""
+def run_local(
+    request: LocalRequest, log: Callable[[Msg], None] | None = None
+) -> tuple[Report, tuple[str, str], float]:
+    """Review `base...head` (head against its merge base with base); returns report, ref labels,
+    seconds. `log` is told of what the review notices outside the repository (registry logins)."""
     started = time.perf_counter()
     settings = _file_settings(request.config) if request.config else None
     repo = GitRepo.open(request.repo)
@@ -99,6 +112,7 @@ def run_local(request: LocalRequest) -> tuple[Report, tuple[str, str], float]:
             pr,
             settings or _base_settings(base),
             offline=request.offline,
+            log=log,
         )
         report = pipeline.run(review)
     finally:

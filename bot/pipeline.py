@@ -3,15 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from bot import engine
+from bot.catalog import Msg
 from bot.engine import Resolve
-from bot.model.references import TagResolution
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings
+from bot.sources.references import TagResolution
 from bot.sources.snapshot import Snapshot
 
 # Where a repository keeps its prbot settings (the action's `config` input says otherwise).
@@ -30,6 +31,9 @@ class ReviewInput:
     settings: Settings
     offline: bool = False  # no registry lookups: digest pins are reported as not checked
     resolve: Resolve | None = None  # the registries' answers; None: the container registries themselves
+    log: Callable[[Msg], None] | None = (
+        None  # told of what the review notices outside the PR (registry logins)
+    )
 
 
 def settings_at(base: Snapshot, path: str = SETTINGS_PATH) -> Settings | None:
@@ -39,18 +43,23 @@ def settings_at(base: Snapshot, path: str = SETTINGS_PATH) -> Settings | None:
     return None if data is None else Settings.from_yaml(data)
 
 
-def registries(references: list[str]) -> Mapping[str, TagResolution]:
-    """The container registries' answers for these image references (`bot.sources.registry`,
-    opened only when a review has something to ask, and closed after)."""
-    from bot.sources.registry import RegistryClient
+def registries(log: Callable[[Msg], None] | None = None, environ: Mapping[str, str] | None = None) -> Resolve:
+    """What asks the container registries about image references (`bot.sources.registry`, opened
+    only when a review has something to ask, and closed after), with the logins and host lists of
+    `environ` (the process environment if None); `log` hears about unused logins."""
 
-    with RegistryClient() as registry:
-        return registry.resolve_many(references)
+    def resolve(references: list[str]) -> Mapping[str, TagResolution]:
+        from bot.sources.registry import RegistryClient
+
+        with RegistryClient(warn=log, environ=environ) as registry:
+            return registry.resolve_many(references)
+
+    return resolve
 
 
 def run(review: ReviewInput) -> Report:
     """Review the input: every check, within the settings' deadline."""
-    resolve = None if review.offline else review.resolve or registries
+    resolve = None if review.offline else review.resolve or registries(review.log)
     return engine.review(
         review.base, review.head, review.changed_files, review.pr, review.settings, resolve=resolve
     )

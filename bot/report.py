@@ -1,4 +1,4 @@
-"""The review's result: findings, verdict, exit code and the JSON report of DESIGN.md §3."""
+"""The review's result: findings, verdict and exit code (the JSON report is `bot.output.report_json`)."""
 
 from __future__ import annotations
 
@@ -48,28 +48,3 @@ class Report:
         if not self.reviewed:
             return EXIT_ERROR
         return EXIT_BLOCKING if self.of(Severity.BLOCKING) else EXIT_CLEAN
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "findings": [f.to_json() for f in self.findings],
-            "published_sets": self.published_sets,
-            "changes": self.changes,
-            "sweep_plan": self.sweep_plan,
-        }
-
-    def json_bytes(self) -> bytes:
-        """The report as compact UTF-8 JSON (pipe it through `jq` to read it)."""
-        import orjson  # about twenty times faster than json on a large review's megabyte
-
-        data = self.to_json()
-        try:
-            return orjson.dumps(data, default=str)
-        except TypeError:  # what orjson refuses: an integer over 64 bits, a non-str key, a lone surrogate
-            import json
-
-            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-            return text.encode("utf-8", "backslashreplace")  # a lone surrogate becomes its JSON escape
-
-    def dumps(self) -> str:
-        return self.json_bytes().decode("utf-8")

@@ -9,11 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from bot.catalog import Msg, msg
 from bot.yamlsafe import YamlProblem, load_bytes
 
 
 class SettingsError(Exception):
-    """The settings file is not valid; the message is one line for the user."""
+    """The settings file is not valid; `message` says why, in one line."""
+
+    def __init__(self, message: Msg) -> None:
+        super().__init__(message.id)
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -44,19 +49,19 @@ class Settings:
         try:
             raw = load_bytes(data).data or {}
         except YamlProblem as exc:
-            raise SettingsError(f"settings file: {exc.detail}") from None
+            raise SettingsError(msg("settings-yaml", detail=exc.detail)) from None
         if not isinstance(raw, dict):
-            raise SettingsError("settings file: the top level must be a mapping")
+            raise SettingsError(msg("settings-not-mapping"))
         known = {f.name.replace("_", "-"): f for f in fields(cls)}
         values: dict[str, Any] = {}
         for key, value in raw.items():
             spec = known.get(str(key))
             if spec is None:
-                raise SettingsError(f"settings file: unknown setting {key!r} (known: {', '.join(known)})")
+                raise SettingsError(msg("settings-unknown", key=str(key), known=list(known)))
             values[spec.name] = _checked(str(key), spec.default, value)
         settings = cls(**values)
         if settings.recommended_label not in settings.primary_labels:
-            raise SettingsError("settings file: recommended-label must be one of primary-labels")
+            raise SettingsError(msg("settings-recommended-label"))
         return settings
 
 
@@ -65,16 +70,16 @@ def _checked(key: str, default: Any, value: Any) -> Any:
     if isinstance(default, tuple):
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) and v.strip() for v in items):
-            raise SettingsError(f"settings file: {key} must be a list of names, not {value!r}")
+            raise SettingsError(msg("settings-not-names", key=key, value=repr(value)))
         return tuple(items)
     if isinstance(default, (bool, str)):
         if type(value) is not type(default) or (isinstance(value, str) and not value.strip()):
             raise SettingsError(
-                f"settings file: {key} must be a non-empty {type(default).__name__}, not {value!r}"
+                msg("settings-not-text", key=key, value=repr(value), flag=isinstance(default, bool))
             )
         return value
     if isinstance(default, int):
         if type(value) is not int or value <= 0:
-            raise SettingsError(f"settings file: {key} must be a positive whole number, not {value!r}")
+            raise SettingsError(msg("settings-not-positive", key=key, value=repr(value)))
         return value
     return value

@@ -2,9 +2,11 @@
 
 `FakeGitHub(repo_path)` serves one repository on 127.0.0.1 (a real HTTP server in a thread) with
 payloads shaped like GitHub's: pulls (+ files, reviews), compare, contents (base64), git trees and
-blobs, issue comments (list/create/edit/delete, paginated with `Link` headers), reactions, the
-authenticated user, organisations and team members. File contents, trees, merge bases and
-changed files come from the real local git repository at `repo_path`, so SHAs are real commits.
+blobs, issue comments (list/create/edit/delete, paginated with `Link` headers), reviews with their
+line comments (create; list and delete the comments), reactions, the authenticated user,
+organisations and team members. File contents, trees, merge bases, changed files and their patches
+come from the real local git repository at `repo_path`, so SHAs are real commits; as on GitHub, a
+review comment must be on a line of its file's diff (right side: added or context), else 422.
 
 Every request is recorded in `requests`. `fail(...)` injects error answers (a 502 once, a 403 on
 every comment write for a read-only token, a rate limit with or without `Retry-After`). As on
@@ -92,6 +94,23 @@ class Review:
     association: str = "NONE"
     state: str = "COMMENTED"
     submitted: int | None = 0
+    commit: str = ""  # the commit reviewed; "" for the pull request's head
+
+
+@dataclass
+class ReviewComment:
+    """A comment on one line of a pull request's diff, posted with a review."""
+
+    id: int
+    number: int
+    review_id: int
+    path: str
+    line: int
+    body: str
+    login: str
+    commit: str
+    type: str = "User"
+    created: int = 0
 
 
 class ApiError(Exception):
@@ -127,6 +146,8 @@ class FakeGitHub:
         self.pulls: dict[int, Pull] = {}
         self.comments: dict[int, IssueComment] = {}
         self.reviews: list[Review] = []
+        self.review_comments: dict[int, ReviewComment] = {}
+        self.omit_patches: set[str] = set()  # files whose diff GitHub deems too large to show
         self.reactions: list[tuple[int, str]] = []
         self.teams: dict[str, list[str] | int] = {}  # "org/slug" → logins, or an HTTP status
         self.contents_limit = 1024 * 1024
@@ -211,6 +232,21 @@ class FakeGitHub:
         )
         self.reviews.append(review)
         return review
+
+    def add_review_comment(
+        self, number: int, path: str, line: int, body: str, login: str, commit: str | None = None
+    ) -> ReviewComment:
+        """A review comment by `login` (in a review of its own) on `line` of `path`, at the head."""
+        review = self.add_review(number, "", login)
+        review.commit = commit or self.pulls[number].head
+        comment = ReviewComment(
+            self.next_id(), number, review.id, path, line, body, login, review.commit, created=self.tick()
+        )
+        self.review_comments[comment.id] = comment
+        return comment
+
+    def review_comments_on(self, number: int) -> list[ReviewComment]:
+        return sorted((c for c in self.review_comments.values() if c.number == number), key=lambda c: c.id)
 
     def fail(
         self,
@@ -339,6 +375,8 @@ class FakeGitHub:
             "additions": 1,
             "deletions": 1,
             "changed_files": len(self._diff(pull.base, pull.head)[1]),
+            "comments": len(self.comments_on(n)),
+            "review_comments": len(self.review_comments_on(n)),
         }
 
     def comment_payload(self, c: IssueComment) -> dict[str, Any]:
@@ -363,7 +401,7 @@ class FakeGitHub:
             "body": r.body,
             "state": r.state,
             "author_association": r.association,
-            "commit_id": self.pulls[r.number].head,
+            "commit_id": r.commit or self.pulls[r.number].head,
             "html_url": f"{WEB}/{self.full_name}/pull/{r.number}#pullrequestreview-{r.id}",
             "pull_request_url": f"{self.api}/pulls/{r.number}",
         }
@@ -371,12 +409,57 @@ class FakeGitHub:
             payload["submitted_at"] = _time(r.submitted)
         return payload
 
+    def review_comment_payload(self, c: ReviewComment) -> dict[str, Any]:
+        url = f"{self.api}/pulls/comments/{c.id}"
+        html = f"{WEB}/{self.full_name}/pull/{c.number}#discussion_r{c.id}"
+        return {
+            "url": url,
+            "pull_request_review_id": c.review_id,
+            "id": c.id,
+            "node_id": f"PRRC_{c.id}",
+            "diff_hunk": "@@",
+            "path": c.path,
+            "commit_id": c.commit,
+            "original_commit_id": c.commit,
+            "user": _user(c.login, c.type, self.url),
+            "body": c.body,
+            "created_at": _time(c.created),
+            "updated_at": _time(c.created),
+            "html_url": html,
+            "pull_request_url": f"{self.api}/pulls/{c.number}",
+            "author_association": "NONE" if c.type == "Bot" else "MEMBER",
+            "_links": {
+                "self": {"href": url},
+                "html": {"href": html},
+                "pull_request": {"href": f"{self.api}/pulls/{c.number}"},
+            },
+            "start_line": None,
+            "original_start_line": None,
+            "start_side": None,
+            "line": c.line,
+            "original_line": c.line,
+            "side": "RIGHT",
+            "subject_type": "line",
+        }
+
+    def _patches(self, merge_base: str, head: str) -> list[str | None]:
+        """Each changed file's patch as the API gives it (its hunks), in `git diff`'s order; None
+        for a file that has none (binary, a mode change)."""
+        raw = self.git("diff", "-M", "--no-color", "--no-ext-diff", "--no-textconv", merge_base, head)
+        chunks = raw.decode("utf-8", "replace").split("\ndiff --git ")
+        patches: list[str | None] = []
+        for chunk in chunks if raw else []:
+            at = chunk.find("\n@@ ")
+            patches.append(chunk[at + 1 :].rstrip("\n") if at >= 0 else None)
+        return patches
+
     def _diff(self, base: str, head: str) -> tuple[str, list[dict[str, Any]]]:
         merge_base = self.git("merge-base", base, head).decode().strip()
         raw = self.git("diff", "--name-status", "-M", "-z", merge_base, head).decode(
             "utf-8", "surrogateescape"
         )
         parts = [p for p in raw.split("\0") if p]
+        patches = iter(self._patches(merge_base, head))
         files, i = [], 0
         names = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "T": "changed", "C": "copied"}
         while i < len(parts):
@@ -390,12 +473,17 @@ class FakeGitHub:
                 i += 2
             side = merge_base if entry["status"] == "removed" else head
             blob = self.git("rev-parse", f"{side}:{entry['filename']}").decode().strip()
+            patch = next(patches, None)
+            rows = patch.split("\n") if patch else []
+            added = sum(1 for row in rows if row.startswith("+"))
+            removed = sum(1 for row in rows if row.startswith("-"))
+            if patch is not None and entry["filename"] not in self.omit_patches:
+                entry["patch"] = patch  # GitHub leaves it out for a binary file or a too large diff
             entry.update(
                 sha=blob,
-                additions=1,
-                deletions=1,
-                changes=2,
-                patch="",
+                additions=added,
+                deletions=removed,
+                changes=added + removed,
                 blob_url=f"{WEB}/{self.full_name}/blob/{head}/{entry['filename']}",
                 raw_url=f"{WEB}/{self.full_name}/raw/{head}/{entry['filename']}",
                 contents_url=f"{self.api}/contents/{entry['filename']}?ref={head}",
@@ -481,6 +569,65 @@ class FakeGitHub:
         self._pull(number)
         items = [self.review_payload(r) for r in self.reviews if r.number == int(number)]
         return self.page(f"/repos/{self.full_name}/pulls/{number}/reviews", query, items)
+
+    def _list_review_comments(self, query: dict, body: Any, number: str) -> tuple[int, Any, dict]:
+        self._pull(number)
+        items = [self.review_comment_payload(c) for c in self.review_comments_on(int(number))]
+        return self.page(f"/repos/{self.full_name}/pulls/{number}/comments", query, items)
+
+    def _diff_lines(self, pull: Pull, commit: str) -> dict[str, set[int]]:
+        """Per file, the right-side lines of its diff at `commit`: the lines a comment may be on."""
+        lines: dict[str, set[int]] = {}
+        for entry in self._diff(pull.base, commit)[1]:
+            found, number = lines.setdefault(entry["filename"], set()), 0
+            for row in entry.get("patch", "").split("\n"):
+                if row.startswith("@@"):
+                    number = int(re.match(r"@@ -\S+ \+(\d+)", row).group(1))  # type: ignore[union-attr]
+                elif row[:1] in ("+", " "):
+                    found.add(number)
+                    number += 1
+        return lines
+
+    def _create_review(self, query: dict, body: Any, number: str) -> tuple[int, Any, dict]:
+        pull = self._pull(number)
+        body = body if isinstance(body, dict) else {}
+        event, text, wanted = body.get("event"), body.get("body") or "", body.get("comments") or []
+        if event not in ("APPROVE", "REQUEST_CHANGES", "COMMENT"):
+            raise ApiError(422, "Unprocessable Entity")  # a pending review is not modelled here
+        if event != "APPROVE" and not text:  # GitHub's docs: required for COMMENT and REQUEST_CHANGES
+            raise ApiError(422, "Unprocessable Entity: body is required")
+        commit = self._commit(body.get("commit_id") or pull.head)
+        lines = self._diff_lines(pull, commit)
+        for item in wanted:
+            path, line = item.get("path"), item.get("line")
+            if item.get("side", "RIGHT") != "RIGHT" or line not in lines.get(path, ()):
+                raise ApiError(422, "Unprocessable Entity: Line could not be resolved")
+        login = self.login or self.bot_login
+        kind = "User" if self.login else "Bot"
+        review = self.add_review(int(number), text, login, state="COMMENTED")
+        review.commit = commit
+        for item in wanted:
+            comment = ReviewComment(
+                self.next_id(),
+                int(number),
+                review.id,
+                item["path"],
+                item["line"],
+                item.get("body") or "",
+                login,
+                commit,
+                type=kind,
+                created=self.tick(),
+            )
+            self.review_comments[comment.id] = comment
+        payload = self.review_payload(review)
+        payload["user"] = _user(login, kind, self.url)
+        return 200, payload, {}
+
+    def _delete_review_comment(self, query: dict, body: Any, comment_id: str) -> tuple[int, Any, dict]:
+        if self.review_comments.pop(int(comment_id), None) is None:
+            raise ApiError(404, "Not Found")
+        return 204, None, {}
 
     def _compare(self, query: dict, body: Any, base: str, head: str) -> tuple[int, Any, dict]:
         base_sha, head_sha = self._commit(base), self._commit(head)
@@ -704,6 +851,9 @@ _ROUTES: list[tuple[str, str, Callable[..., tuple[int, Any, dict]]]] = [
     ("GET", r"{repo}/pulls/(\d+)", FakeGitHub._get_pull),
     ("GET", r"{repo}/pulls/(\d+)/files", FakeGitHub._get_pull_files),
     ("GET", r"{repo}/pulls/(\d+)/reviews", FakeGitHub._get_reviews),
+    ("POST", r"{repo}/pulls/(\d+)/reviews", FakeGitHub._create_review),
+    ("GET", r"{repo}/pulls/(\d+)/comments", FakeGitHub._list_review_comments),
+    ("DELETE", r"{repo}/pulls/comments/(\d+)", FakeGitHub._delete_review_comment),
     ("GET", r"{repo}/compare/([^/]+?)\.\.\.([^/]+)", FakeGitHub._compare),
     ("GET", r"{repo}/contents/(.+)", FakeGitHub._contents),
     ("GET", r"{repo}/commits/([^/]+)", FakeGitHub._get_commit),

@@ -126,29 +126,67 @@ def to_html(markdown: str) -> str:
     return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
 
 
+#: The elements a reader finds the parts of the comment by: headlines, section headings, folds.
+TITLES = ("h3", "h4", "summary")
+
+
 class _Html(HTMLParser):
-    """The tags of rendered HTML, its links, and its text outside `<code>` and `<pre>`."""
+    """The tags of rendered HTML, its links, its text outside `<code>` and `<pre>`; the comment's
+    `outline` in order (each heading and `<summary>` as `(tag, text)`, each table as
+    `("table", "")`); its tables as rows of cell texts; and `visible`, all the text a reader sees
+    without opening any `<details>` (their summaries included)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tags: Counter[str] = Counter()
         self.links: list[str] = []
         self.texts: list[str] = []
+        self.outline: list[tuple[str, str]] = []
+        self.tables: list[tuple[bool, list[list[str]]]] = []  # (visible, rows)
+        self.visible: list[str] = []
         self._in_code = 0
+        self._closed = 0  # depth of `<details>` around the text, not counting the one whose summary it is
+        self._title: tuple[str, list[str]] | None = None
+        self._cell: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags[tag] += 1
         self._in_code += tag in ("code", "pre")
         if tag == "a":
             self.links.append(dict(attrs).get("href") or "")
+        if tag in TITLES:
+            self._title = (tag, [])
+        self._closed += tag == "details"
+        self._closed -= tag == "summary"
+        if tag == "table":
+            self.outline.append(("table", ""))
+            self.tables.append((self._closed <= 0, []))
+        elif tag == "tr" and self.tables:
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
 
     def handle_endtag(self, tag: str) -> None:
         self.tags["/" + tag] += 1
         self._in_code -= tag in ("code", "pre")
+        if self._title is not None and tag == self._title[0]:
+            self.outline.append((tag, "".join(self._title[1]).strip()))
+            self._title = None
+        self._closed -= tag == "details"
+        self._closed += tag == "summary"
+        if tag in ("td", "th") and self._cell is not None and self.tables and self.tables[-1][1]:
+            self.tables[-1][1][-1].append("".join(self._cell).strip())
+            self._cell = None
 
     def handle_data(self, data: str) -> None:
         if not self._in_code:
             self.texts.append(data)
+        if self._title is not None:
+            self._title[1].append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._closed <= 0:
+            self.visible.append(data)
 
 
 def parse_html(markdown: str) -> _Html:

@@ -39,7 +39,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from bot.model.references import ENV_ALLOW_PRIVATE
+from bot.sources.references import ENV_ALLOW_PRIVATE
 
 REGISTRY_BINARIES = ("docker-registry", "registry")
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from github_fake import EventFiles, FakeGitHub, action_env, comment_event, pull_event
 
-from bot.action import run_action
-from bot.action_events import DEFAULT_BOT_LOGIN
 from bot.example import ExampleRepo, build_example
-from bot.render import MARKER
+from bot.github_action.events import DEFAULT_BOT_LOGIN, Inputs
+from bot.github_action.run import registry_env, run_action
+from bot.github_action.sticky import publish
+from bot.output.render import MARKER
 from bot.sources import github as gh_source
 from bot.sources.github import ClientOptions, GitHubSource, connect
-from bot.sticky import publish
 
 ROOT = Path(__file__).resolve().parents[1]
 PR = 7
@@ -415,7 +415,7 @@ def test_more_files_than_compare_lists_fall_back_to_the_pull_files(
     monkeypatch.setattr(gh_source, "COMPARE_FILE_LIMIT", 2)
     fake.compare_file_limit = 2
     source = GitHubSource(connect(fake.token, fake.url, ClientOptions(per_page=2)), fake.full_name)
-    info = source.load(PR)
+    info = source.load(PR, own_marker=MARKER)
     assert sorted(info.changed_files) == [
         "benchmarks/single_node/srt-slurm-recipes/kimik3/atom/mi355x-fp4-mtp/agentic.yaml",
         "configs/amd-master.yaml",
@@ -480,7 +480,7 @@ def test_pr_metadata_comments_and_teams(fake: FakeGitHub, shared_example: Exampl
     fake.add_review(PR, "draft thoughts", "owner4", state="PENDING")
     fake.teams = {"example-org/core": ["alice", "bob"], "example-org/secret": 403}
     source = GitHubSource(connect(fake.token, fake.url, FAST), fake.full_name)
-    info = source.load(PR)
+    info = source.load(PR, own_marker=MARKER)
     pr = info.request
     assert (pr.title, pr.labels, pr.number, pr.author) == (
         shared_example.title,
@@ -580,12 +580,12 @@ def test_a_bug_in_the_review_is_one_line_and_exit_2(
 def test_a_bug_while_publishing_is_one_line_and_exit_2(
     fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.summary
+    import bot.github_action.outputs
 
     def broken(report: Any) -> Any:
         raise KeyError(fake.token)
 
-    monkeypatch.setattr(bot.summary, "annotations", broken)
+    monkeypatch.setattr(bot.github_action.outputs, "annotations", broken)
     run = act(fake, tmp_path, pull_event(fake, PR))
     assert run.code == 2
     assert "::error title=prbot::prbot stopped on an unexpected KeyError (test_action.py:" in run.log
@@ -619,7 +619,8 @@ def test_registry_logins_come_from_the_input_and_never_show(fake: FakeGitHub, tm
     env["PRBOT_REGISTRY_CREDENTIALS"] = stale
     stream = io.StringIO()
     assert run_action(env, options=FAST, stream=stream) == 0
-    assert env["PRBOT_REGISTRY_CREDENTIALS"] == table
+    assert env["PRBOT_REGISTRY_CREDENTIALS"] == stale  # the step's environment is left as it was …
+    assert registry_env(env, Inputs.from_env(env))["PRBOT_REGISTRY_CREDENTIALS"] == table  # … the input wins
     for text in (stream.getvalue(), files.summary.read_text(encoding="utf-8"), stickies(fake)[0].body):
         assert "input-secret-1234" not in text and "env-secret-5678" not in text
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.action_events import DEFAULT_BOT_LOGIN, DEFAULT_CONFIG, FAIL_ON, LANGS
+from bot.github_action.events import DEFAULT_BOT_LOGIN, DEFAULT_CONFIG, FAIL_ON, LANGS
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = [*sorted((ROOT / ".github" / "workflows").glob("*.yml")), ROOT / "docs" / "prbot-workflow.yml"]
@@ -109,6 +109,7 @@ def test_docs_show_the_example_workflow_and_every_input_and_output() -> None:
     job = example["jobs"]["review"]
     assert example["permissions"] == {}
     assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
-    assert set(example[True]) == {"pull_request_target", "issue_comment"}  # YAML 1.1 reads `on` as True
+    events = example[True]  # YAML 1.1 reads `on` as True
+    assert set(events) == {"pull_request_target", "pull_request_review", "issue_comment"}
     assert not any("checkout" in str(step.get("uses", "")) for step in job["steps"])
     assert set(job["steps"][0]["with"]) <= INPUTS

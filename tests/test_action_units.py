@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.action_events import ActionError, Inputs, Skip, Trigger, classify, exit_code
-from bot.action_text import Console, msg
+from bot.catalog import msg
 from bot.findings import Severity, finding
+from bot.github_action.console import Console
+from bot.github_action.events import ActionError, Inputs, Skip, Trigger, classify, exit_code
+from bot.github_action.outputs import annotations, escape_data, escape_property, report_path
+from bot.output.messages import text
 from bot.report import Report
-from bot.summary import annotations, escape_data, escape_property, report_path
 
 
 def test_workflow_command_escaping() -> None:
@@ -63,10 +65,12 @@ def test_inputs_in_both_spellings_and_their_defaults() -> None:
     assert (under.comment, under.offline) == (False, True)
     # An empty input (how an unset `with:` arrives) falls back to the default, then to $GITHUB_TOKEN.
     assert Inputs.from_env({"INPUT_GITHUB-TOKEN": "", "GITHUB_TOKEN": "fallback"}).token == "fallback"
-    with pytest.raises(ActionError, match="Input lang must be one of both, en, zh, not fr"):
+    with pytest.raises(ActionError) as caught:
         Inputs.from_env({"INPUT_GITHUB-TOKEN": "t", "INPUT_LANG": "fr"})
-    with pytest.raises(ActionError, match="No GitHub token"):
+    assert "Input lang must be one of both, en, zh, not fr" in text(caught.value.message)
+    with pytest.raises(ActionError) as caught:
         Inputs.from_env({})
+    assert "No GitHub token" in text(caught.value.message)
 
 
 def test_the_bot_login_input() -> None:
@@ -75,8 +79,9 @@ def test_the_bot_login_input() -> None:
         "acme-prbot[bot]"
     )
     for bad in ("a b", "-x", "x[bot]y", "x\n::error::y"):
-        with pytest.raises(ActionError, match="must be a GitHub login"):
+        with pytest.raises(ActionError) as caught:
             Inputs.from_env({"INPUT_GITHUB-TOKEN": "t", "INPUT_BOT-LOGIN": bad})
+        assert "must be a GitHub login" in text(caught.value.message)
 
 
 @pytest.mark.parametrize(
@@ -96,7 +101,7 @@ def test_rate_limits_are_told_apart_from_permissions(
     from bot.sources.github import explain
 
     error = explain(GithubException(status, data, headers), msg("action-doing-files"))
-    assert str(error).startswith(starts)
+    assert text(error.message).startswith(starts)
 
 
 def test_classify_pull_request_events() -> None:
@@ -135,7 +140,7 @@ def test_report_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_registry_passwords_are_secrets_of_the_log() -> None:
-    from bot.action import _registry_secrets
+    from bot.github_action.run import _registry_secrets
 
     raw = '{"ghcr.io": {"username": "bot", "password": "pw-ghcr-123"}, "docker.io": "malformed"}'
     assert {"pw-ghcr-123", raw} <= set(_registry_secrets(raw))

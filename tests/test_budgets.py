@@ -19,7 +19,8 @@ from bot.findings import CHECK_IDS, Finding, Severity
 from bot.local import LocalRequest, run_local
 from bot.model.recipe import MAX_MERGED_VALUES, MAX_VARIANTS
 from bot.model.selection import MAX_RUN_CHOICES
-from bot.render import render_comment
+from bot.output.messages import en, zh
+from bot.output.render import render_comment
 from bot.report import EXIT_BLOCKING, Report
 from bot.settings import Settings
 from bot.sources.git import GitRepo
@@ -83,7 +84,7 @@ def test_a_large_base_times_many_overrides_is_too_large_not_a_memory_exhaustion(
     (too_large,) = _blocking(report, "recipe-too-large")
     assert too_large.file == RECIPE and too_large.line == 1
     assert too_large.params["values"] > MAX_MERGED_VALUES
-    assert "too large to review" in too_large.message_en and "过大" in too_large.message_zh
+    assert "too large to review" in en(too_large) and "过大" in zh(too_large)
 
 
 def test_thousands_of_overrides_are_too_many_variants(review_example: Callable[..., Report]) -> None:
@@ -145,7 +146,7 @@ def test_a_master_config_whose_name_has_a_line_break_is_a_finding(
     report = review_example({"configs/nl\n-master.yaml": master.replace(KEY, "unseen-key")})
     (odd,) = _blocking(report, "path-odd-name")
     assert odd.file == "configs/nl\n-master.yaml"
-    assert "configs/nl\\n-master.yaml" in odd.message_en
+    assert "configs/nl\\n-master.yaml" in en(odd)
     assert report.verdict == "blocking"
 
 
@@ -186,7 +187,7 @@ def test_the_review_deadline_blocks_what_did_not_finish(example) -> None:
         and report.verdict == "blocking"
         and report.exit_code == EXIT_BLOCKING
     )
-    assert "1 s" in late[0].message_en and "1 秒" in late[0].message_zh
+    assert "1 s" in en(late[0]) and "1 秒" in zh(late[0])
 
 
 def test_a_check_still_running_at_the_deadline_blocks_and_the_others_are_kept(

@@ -7,6 +7,7 @@ import pytest
 
 from bot.findings import Severity
 from bot.model.changelog import compare, pattern_matches
+from bot.output.messages import en, zh
 from tests.conftest import CHANGELOG
 
 PATH = "perf-changelog.yaml"
@@ -238,4 +239,4 @@ def test_a_changelog_known_only_by_its_size_is_too_large_not_rewritten() -> None
         (problem,) = compare("perf-changelog.yaml", old, new).problems
         assert problem.message_id == "yaml-too-large" and problem.params["size"] == 5_000_000
         shown = from_problem("changelog", Severity.BLOCKING, problem)
-        assert "5,000,000 bytes" in shown.message_en and "5,000,000 字节" in shown.message_zh
+        assert "5,000,000 bytes" in en(shown) and "5,000,000 字节" in zh(shown)

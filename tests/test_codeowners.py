@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import messages
+from bot import catalog
 from bot.checks import codeowners as check_mod
 from bot.checks.context import CheckContext
 from bot.diff import compute
@@ -18,8 +18,10 @@ from bot.example import build_example
 from bot.findings import Finding, Severity
 from bot.local import LocalRequest, run_local
 from bot.model.owners import CODEOWNERS_PATHS, OwnersError, OwnersFile, find_codeowners
+from bot.output import messages, report_json
+from bot.output.messages import en, zh
+from bot.output.render import render_comment
 from bot.pullrequest import Comment, PullRequest
-from bot.render import render_comment
 from bot.settings import Settings
 from bot.sources.git import GitRepo
 from tests.conftest import shared_or_skip
@@ -99,7 +101,7 @@ def assert_rendered_safely(f: Finding) -> None:
     for lang in ("en", "zh"):
         text = messages.render(f.message_id, lang, f.params, markdown=True)
         assert not bare_mentions(text), text
-    assert f.message_en and f.message_zh
+    assert en(f) and zh(f)
 
 
 # --------------------------------------------------------------------------- real CODEOWNERS
@@ -271,7 +273,7 @@ def test_missing_codeowners_is_unverified() -> None:
     findings = run_check(None, ["configs/amd-master.yaml"], head_codeowners="* @attacker\n")
     f = one(findings, "codeowners-missing")
     assert f.severity is Severity.UNVERIFIED and len(findings) == 1
-    assert ".github/CODEOWNERS" in f.message_en and "docs/CODEOWNERS" in f.message_zh
+    assert ".github/CODEOWNERS" in en(f) and "docs/CODEOWNERS" in zh(f)
 
 
 def test_unparseable_and_too_large_are_unverified() -> None:
@@ -291,7 +293,7 @@ def test_local_mode_is_unverified() -> None:
     findings = run_check(SMALL, ["configs/amd-master.yaml"], PullRequest(is_pull_request=False))
     f = one(findings, "codeowners-signoff-local")
     assert f.severity is Severity.UNVERIFIED and f.params["owners"] == ["@amd-a", "@amd-b"]
-    assert "local mode" in f.message_en and "本地模式" in f.message_zh
+    assert "local mode" in en(f) and "本地模式" in zh(f)
 
 
 def test_needed_tells_whom_to_ask_and_what_to_write() -> None:
@@ -318,7 +320,7 @@ def test_verified_names_who_and_when() -> None:
     assert f.severity is Severity.VERIFIED
     assert f.params["who"] == "@AMD-B" and f.params["team"] is None
     assert f.params["when"] == "2026-10-31T08:00:00Z"
-    assert "2026-10-31T08:00:00Z" in f.message_en and "2026-10-31T08:00:00Z" in f.message_zh
+    assert "2026-10-31T08:00:00Z" in en(f) and "2026-10-31T08:00:00Z" in zh(f)
     assert_rendered_safely(f)
 
 
@@ -380,11 +382,11 @@ def test_team_members_unknown_and_only_teams_is_unverified() -> None:
     f = one(run_check(SMALL, ["configs/team-only.yaml"], pr), "codeowners-signoff-teams-unreadable")
     assert f.severity is Severity.UNVERIFIED
     assert f.params["candidates"] == ["@maybe-member"]
-    assert "team membership" in f.message_en and "团队成员" in f.message_zh
+    assert "team membership" in en(f) and "团队成员" in zh(f)
     assert_rendered_safely(f)
     pr = PullRequest(is_pull_request=True, author="x", team_members=None)
     f = one(run_check(SMALL, ["configs/team-only.yaml"], pr), "codeowners-signoff-teams-unreadable")
-    assert f.params["candidates"] == [] and PHRASE in f.message_en
+    assert f.params["candidates"] == [] and PHRASE in en(f)
 
 
 def test_team_members_unknown_with_a_user_owner() -> None:
@@ -444,7 +446,7 @@ def test_groups_by_owners_outside_core_and_caps_file_lists() -> None:
     findings = run_check(text, changed)
     f = one(findings, "codeowners-signoff-needed")
     assert len(f.params["files"]) == 15 and f.params["more"] == 5 and f.file is None
-    assert "(+5 more)" in f.message_en and "另有 5 个文件" in f.message_zh
+    assert "(+5 more)" in en(f) and "另有 5 个文件" in zh(f)
 
 
 def test_signoff_phrase_is_configurable() -> None:
@@ -464,11 +466,11 @@ def test_head_codeowners_is_ignored() -> None:
 
 
 def test_every_message_renders_in_both_languages() -> None:
-    ids = [m for m in messages.catalog() if m.startswith("codeowners-")]
+    ids = [m for m in catalog.catalog() if m.startswith("codeowners-")]
     assert len(ids) == 13
     for message_id in ids:
         for lang in ("en", "zh"):
-            assert messages.catalog()[message_id][lang].strip()
+            assert catalog.catalog()[message_id][lang].strip()
 
 
 # --------------------------------------------------------------------------- end to end on the example
@@ -566,7 +568,7 @@ def test_example_names_amd_owners(example) -> None:
     comment_md = render_comment(report)
     assert "`@amd-bench-okafor`" in comment_md and not bare_mentions(comment_md)
     assert PHRASE in comment_md
-    assert report.to_json()["verdict"] != "blocking"
+    assert report_json.to_json(report)["verdict"] != "blocking"
 
 
 def test_example_verified_after_owner_comment(example) -> None:

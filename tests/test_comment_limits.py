@@ -21,9 +21,10 @@ from registry_fixture import (  # noqa: F401
     local_registry_fixture,
 )
 
-from bot import summary
 from bot.findings import Severity, finding
-from bot.render import COMMENT, COMMENT_LIMIT, Target, render_comment
+from bot.output import report_json, summary
+from bot.output.messages import en
+from bot.output.render import COMMENT, COMMENT_LIMIT, Target, render_comment
 from bot.report import Report
 from tests.conftest import MASTER, RECIPE, replace
 from tests.mdcheck import leaks, live_links, parse_html
@@ -45,9 +46,19 @@ def assert_whole(text: str, target: Target) -> None:
     assert target.size(text) <= target.limit
     html = parse_html(text)
     assert html.tags["h3"] == 2 and html.tags["sub"] == 2, html.tags  # two headlines, two footers
-    assert html.tags["details"] == html.tags["/details"] == 1 and "中文" in html.texts
-    assert html.tags["h4"] >= 2 * 5  # the sections of both languages are headings, not code
+    assert html.tags["details"] == html.tags["/details"] == html.tags["summary"] and "中文" in html.texts
+    english, chinese = _halves(html.outline)
+    # The same sections in both languages, each a heading or a fold (not swallowed by code).
+    assert [tag for tag, _ in english] == [tag for tag, _ in chinese] and len(english) >= 4, html.titles
+    assert ("h4", "Blocking") in english and ("h4", "阻塞问题") in chinese
+    assert html.tags["table"] >= 2  # the changed keys, in each language
     assert not leaks(text) and not live_links(text)
+
+
+def _halves(titles: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The titles of the English part and of the Chinese part (after its `中文` fold)."""
+    at = titles.index(("summary", "中文"))
+    return titles[:at], titles[at + 1 :]
 
 
 def blocking(text: str, lang: str) -> str:
@@ -55,7 +66,8 @@ def blocking(text: str, lang: str) -> str:
     english, _, chinese = text.partition("<summary>中文</summary>")
     part = english if lang == "en" else chinese
     heading = "#### Blocking" if lang == "en" else "#### 阻塞问题"
-    return part.split(heading, 1)[1].split("\n#### ", 1)[0]
+    section = part.split(heading, 1)[1]
+    return min((section.split(end, 1)[0] for end in ("\n#### ", "\n<details>", "\n<sub>")), key=len)
 
 
 def test_render_stays_within_a_tiny_limit_too() -> None:
@@ -105,7 +117,7 @@ def test_a_registry_answer_of_2mb_leaves_the_review_whole(
         offline=False,
     )
     [huge] = [f for f in report.findings if f.message_id == "digest-mismatch"]
-    assert huge.severity is Severity.BLOCKING and len(huge.message_en) > 2_000_000  # the attack
+    assert huge.severity is Severity.BLOCKING and len(en(huge)) > 2_000_000  # the attack
     comment, job_summary = _texts(report)
     for text, target in ((comment, COMMENT), (job_summary, summary.SUMMARY)):
         assert_whole(text, target)
@@ -114,7 +126,10 @@ def test_a_registry_answer_of_2mb_leaves_the_review_whole(
         assert "配方固定的是" in blocking(text, "zh") and "……（已缩短）" in blocking(text, "zh")
         # Neither holds the whole finding, so both send the reader to the JSON report, which does.
         assert SUMMARY_NOTE not in text and text.count(REPORT_NOTE) == 1
-    assert f"l/29999 {local_registry.amd64_digest}" in json.loads(report.dumps())["findings"][0]["message_en"]
+    assert (
+        f"l/29999 {local_registry.amd64_digest}"
+        in json.loads(report_json.dumps(report))["findings"][0]["message_en"]
+    )
 
 
 # --- 3,000 duplicate keys in front of a real DRAM finding -----------------------------------------
@@ -157,7 +172,8 @@ def test_a_bilingual_comment_over_the_limit_keeps_its_chinese_section(review_exa
     assert COMMENT.size(summary.full_review(report, "both", "base", "head")) > COMMENT_LIMIT
     for text, target in ((comment, COMMENT), (job_summary, summary.SUMMARY)):
         assert_whole(text, target)
-        assert "### prbot 审阅 — " in text and "#### 阻塞问题" in text and "#### 已检查的内容" in text
+        assert "### prbot 审阅 — " in text and "#### 阻塞问题" in text
+        assert "<details><summary>已检查的内容（" in text  # the long sections folded, in Chinese too
         assert "设定的 `TOTAL_CPU_DRAM_GB` 为 1800" in blocking(text, "zh")
     assert "本评论已按 GitHub 65,536 字符的上限截断" in comment
     cut_summary = "job summary was cut" in job_summary

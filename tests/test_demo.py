@@ -30,8 +30,9 @@ def test_demo_comment_is_clean_and_bilingual() -> None:
     assert "### prbot 审阅 — 无阻塞问题，无警告" in chinese
     assert "**发布集合：** `[1, 4, 14, 16, 48, 56, 72]` → 未变" in chinese
     # Both halves carry the same checks and the same numbers.
-    for text in ("1028 GB", "1799 GB", "override_tp8_dcp8_c72_lmcache", "C48", "56.0"):
+    for text in ("1028 GB", "1799 GB", "override_tp8_dcp8_c72_lmcache", "C48"):
         assert text in english and text in chinese
+    assert "GPU-hours: 56 (3600 s × 8 GPUs)" in english and "GPU 时数：56（3600 秒" in chinese
     assert "#### Blocking" not in english and "#### 阻塞问题" not in chinese
 
 
@@ -60,7 +61,11 @@ def test_demo_json_report_has_the_design_shape() -> None:
     assert common["image"] == ("rocm/atom-dev:nightly_202610131505", "rocm/atom-dev:nightly_202610281457")
     assert common["roles.agg.env.AITER_FLYDSL_USE_HERD"] == (None, "1")  # the herd GEMMs, everywhere
     runs = {r["concurrency"]: r for r in changes["runs"]}
-    assert {c for c, r in runs.items() if r["status"] == "as-before"} == {4, 14, 16}
+    assert {r["status"] for r in runs.values()} == {"changed"}
+    for c in (4, 14, 16):  # only the explicit `ATOM_MONO_ENABLE=0` the PR text names
+        assert [(s["path"], s["base"], s["head"]) for s in runs[c]["settings"]] == [
+            ("roles.agg.env.ATOM_MONO_ENABLE", None, "0")
+        ]
     c1 = {s["path"]: s["head"] for s in runs[1]["settings"]}
     assert c1["roles.agg.env.ATOM_MONO_ENABLE"] == "1" and c1["roles.agg.args.max-num-seqs"] == 2
     c48 = {s["path"]: (s["base"], s["head"]) for s in runs[48]["settings"]}
@@ -101,13 +106,16 @@ def test_not_a_repository_is_exit_2(tmp_path, capsys) -> None:
     assert code == 2 and "is not a git repository" in err and "Traceback" not in err
 
 
-def test_missing_settings_file_is_one_line_and_exit_2(tmp_path, example) -> None:
+def test_missing_settings_file_is_one_line_per_language_and_exit_2(tmp_path, example) -> None:
     missing = str(tmp_path / "nonexistent.yml")
     for args in (["demo"], ["review", "--repo", str(example.path), "--base", example.base]):
         done = run_cli(*args, "--config", missing)
         assert done.returncode == 2, args
         assert done.stdout == ""
-        assert done.stderr == f"prbot: cannot read settings file {missing}: No such file or directory\n"
+        assert done.stderr == (
+            f"prbot: cannot read settings file {missing}: No such file or directory\n"
+            f"prbot: 无法读取设置文件 {missing}：No such file or directory\n"
+        )
 
 
 def test_review_of_refs_matches_demo(example) -> None:
@@ -144,7 +152,9 @@ def test_the_command_exits_at_once_with_its_output_whole_and_its_status(tmp_path
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["verdict"] == "clean" and len(report["findings"]) > 5
-    assert done.stderr.startswith("prbot: clean — ") and done.stderr.endswith(" s\n")
+    english, chinese = done.stderr.splitlines()
+    assert english.startswith("prbot: clean — ") and english.endswith(" s")
+    assert chinese.startswith("prbot: 无问题 — ") and chinese.endswith(" 秒")
 
 
 def test_a_settings_file_is_validated_with_one_line_errors(tmp_path, example) -> None:
@@ -154,7 +164,7 @@ def test_a_settings_file_is_validated_with_one_line_errors(tmp_path, example) ->
         "agentic-duration-s: true\n": "agentic-duration-s must be a positive whole number, not True",
         "primary-labels: 5\n": "primary-labels must be a list of names, not 5",
         "primary-labels: [full-sweep-enabled, '']\n": "primary-labels must be a list of names",
-        "signoff-phrase: 12\n": "signoff-phrase must be a non-empty str, not 12",
+        "signoff-phrase: 12\n": "signoff-phrase must be a non-empty text, not 12",
         "recommended-label: sweep-everything\n": "recommended-label must be one of primary-labels",
         "sweeps: 3\n": "unknown setting 'sweeps' (known: primary-labels,",
     }
@@ -166,7 +176,7 @@ def test_a_settings_file_is_validated_with_one_line_errors(tmp_path, example) ->
         )
         assert done.returncode == 2 and done.stdout == "", text
         assert done.stderr.startswith("prbot: settings file: ") and error in done.stderr, done.stderr
-        assert len(done.stderr.strip().splitlines()) == 1
+        assert len(done.stderr.strip().splitlines()) == 2  # one line in each language
     good = tmp_path / "good.yml"
     good.write_text("primary-labels: full-sweep-enabled\nrecommended-label: full-sweep-enabled\n")
     assert run_cli("demo", "--config", str(good)).returncode == 0

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from bot import messages
 from bot.checks import digest
 from bot.findings import Finding, Severity
 from bot.model.images import ImageUse, Pin
+from bot.output import messages
+from bot.output.messages import en, zh
 from bot.resources import template_dir
 from bot.sources.registry import TagResolution
 
@@ -79,15 +80,15 @@ def test_pin_is_the_tag_manifest() -> None:
         RECIPE,
         12,
     )
-    assert "sha256:11111111…" in item.message_en
+    assert "sha256:11111111…" in en(item)
 
 
 def test_pin_is_a_platform_manifest() -> None:
     item = only(digest.check([use((pin(AMD64),))], {IMAGE: OK}))
     assert (item.severity, item.message_id) == (Severity.VERIFIED, "digest-match-platform")
-    assert "rocm/atom-dev@sha256:96a96142…" in item.message_en
-    assert "linux/amd64" in item.message_en and "linux/amd64" in item.message_zh
-    assert AMD64 not in item.message_en  # short forms in the sentence …
+    assert "rocm/atom-dev@sha256:96a96142…" in en(item)
+    assert "linux/amd64" in en(item) and "linux/amd64" in zh(item)
+    assert AMD64 not in en(item)  # short forms in the sentence …
     assert item.params["pin_digest"] == AMD64  # … full digests in the params
     assert item.params["tag_digest"] == INDEX
 
@@ -95,7 +96,7 @@ def test_pin_is_a_platform_manifest() -> None:
 def test_mismatch_is_blocking_and_names_both_digests() -> None:
     item = only(digest.check([use((pin(OTHER),))], {IMAGE: OK}))
     assert (item.severity, item.message_id) == (Severity.BLOCKING, "digest-mismatch")
-    for text in (item.message_en, item.message_zh):
+    for text in (en(item), zh(item)):
         assert "sha256:44444444…" in text
         assert INDEX in text and f"linux/amd64 {AMD64}" in text
 
@@ -104,7 +105,7 @@ def test_unknown_tag_is_blocking() -> None:
     missing = TagResolution(IMAGE, "not_found", message="manifest unknown")
     item = only(digest.check([use((pin(AMD64),))], {IMAGE: missing}))
     assert (item.severity, item.message_id) == (Severity.BLOCKING, "digest-not-found")
-    assert "manifest unknown" in item.message_en and "manifest unknown" in item.message_zh
+    assert "manifest unknown" in en(item) and "manifest unknown" in zh(item)
 
 
 @pytest.mark.parametrize(
@@ -123,9 +124,9 @@ def test_registry_trouble_is_unverified_with_reason(status: str, message_id: str
     answer = TagResolution(IMAGE, status, message=f"registry said {status}")
     item = only(digest.check([use((pin(AMD64),))], {IMAGE: answer}))
     assert (item.severity, item.message_id) == (Severity.UNVERIFIED, message_id)
-    assert f"registry said {status}" in item.message_en and f"registry said {status}" in item.message_zh
+    assert f"registry said {status}" in en(item) and f"registry said {status}" in zh(item)
     if status != "private_address":  # that one names the address it refused, not the registry
-        assert "registry-1.docker.io" in item.message_en and "registry-1.docker.io" in item.message_zh
+        assert "registry-1.docker.io" in en(item) and "registry-1.docker.io" in zh(item)
 
 
 def test_private_address_says_how_to_allow_it() -> None:
@@ -133,16 +134,16 @@ def test_private_address_says_how_to_allow_it() -> None:
     pinned = use((pin(AMD64, repository="10.0.0.1/rocm/atom-dev"),), image_head="10.0.0.1/rocm/atom-dev:x")
     item = only(digest.check([pinned], {"10.0.0.1/rocm/atom-dev:x": answer}))
     assert item.severity is Severity.UNVERIFIED
-    assert "10.0.0.1 is not a public address" in item.message_en
-    assert "10.0.0.1 不是公网地址" in item.message_zh
-    for text in (item.message_en, item.message_zh):
+    assert "10.0.0.1 is not a public address" in en(item)
+    assert "10.0.0.1 不是公网地址" in zh(item)
+    for text in (en(item), zh(item)):
         assert "PRBOT_ALLOW_PRIVATE_REGISTRIES" in text
 
 
 def test_auth_refused_names_the_action_input() -> None:
     answer = TagResolution(IMAGE, "auth_refused", message="denied")
     item = only(digest.check([use((pin(AMD64),))], {IMAGE: answer}))
-    for text in (item.message_en, item.message_zh):
+    for text in (en(item), zh(item)):
         assert "registry-credentials" in text and "PRBOT_REGISTRY_CREDENTIALS" in text
 
 
@@ -158,7 +159,7 @@ def test_offline_never_verifies() -> None:
     assert all(f.severity != Severity.VERIFIED for f in findings)
     offline = [f for f in findings if f.message_id == "digest-offline"]
     assert len(offline) == 4
-    assert all("--offline" in f.message_en and "--offline" in f.message_zh for f in offline)
+    assert all("--offline" in en(f) and "--offline" in zh(f) for f in offline)
     assert {f.severity for f in findings} == {Severity.UNVERIFIED, Severity.WARNING}
     assert only(digest.check([use((pin(AMD64),))], None)).params["reason"] == "offline"
 
@@ -174,7 +175,7 @@ def test_missing_answer_is_unverified() -> None:
 def test_tag_changed_but_pin_unchanged_warns() -> None:
     item, verdict = digest.check([use((pin(AMD64),), base=(pin(AMD64),), image_base=OLD_IMAGE)], {IMAGE: OK})
     assert (item.severity, item.message_id) == (Severity.WARNING, "digest-tag-changed-pin-unchanged")
-    assert OLD_IMAGE in item.message_en and IMAGE in item.message_en
+    assert OLD_IMAGE in en(item) and IMAGE in en(item)
     assert (item.file, item.line) == (RECIPE, 12)
     assert verdict.message_id == "digest-match-platform"
 
@@ -182,7 +183,7 @@ def test_tag_changed_but_pin_unchanged_warns() -> None:
 def test_pin_changed_but_tag_unchanged_warns() -> None:
     item, verdict = digest.check([use((pin(AMD64),), base=(pin(OTHER),))], {IMAGE: OK})
     assert (item.severity, item.message_id) == (Severity.WARNING, "digest-pin-changed-tag-unchanged")
-    assert "sha256:44444444…" in item.message_en and "sha256:96a96142…" in item.message_zh
+    assert "sha256:44444444…" in en(item) and "sha256:96a96142…" in zh(item)
     assert verdict.severity == Severity.VERIFIED
 
 
@@ -245,7 +246,7 @@ def test_no_pins_is_never_silent(resolutions: dict | None) -> None:
     item = only(digest.check([use(()), use((), key="b")], resolutions))
     assert item.message_id == "digest-no-pins"
     assert item.severity == (Severity.INFO if resolutions is None else Severity.VERIFIED)
-    assert "1" in item.message_en
+    assert "1" in en(item)
     assert only(digest.check([], resolutions)).message_id == "digest-no-pins"
 
 

@@ -17,7 +17,8 @@ from registry_fixture import (  # noqa: F401
 )
 
 from bot.findings import Severity
-from bot.model.references import ENV_ALLOW_PRIVATE
+from bot.output.messages import en, zh
+from bot.sources.references import ENV_ALLOW_PRIVATE
 from tests.conftest import MASTER, RECIPE, replace
 
 OLD_PIN = "rocm/atom-dev@sha256:96a9614276518c2619e88800dec5f276bc76a95691331b4abb2210184e1431af"
@@ -41,7 +42,7 @@ def test_platform_digest_of_the_tag_is_verified(
     report = review_example(_point_at(local_registry.host, local_registry.amd64_digest), offline=False)
     [finding] = _digest(report)
     assert finding.severity is Severity.VERIFIED and finding.message_id == "digest-match-platform"
-    assert "linux/amd64" in finding.message_en
+    assert "linux/amd64" in en(finding)
 
 
 def test_index_digest_is_verified(review_example, local_registry: LocalRegistry, allow_loopback) -> None:
@@ -75,5 +76,5 @@ def test_loopback_registry_is_refused_without_the_setting(
     report = review_example(_point_at(local_registry.host, local_registry.amd64_digest), offline=False)
     [finding] = _digest(report)
     assert (finding.severity, finding.message_id) == (Severity.UNVERIFIED, "digest-private-address")
-    assert "127.0.0.1 is not a public address" in finding.message_en
-    assert "127.0.0.1 不是公网地址" in finding.message_zh
+    assert "127.0.0.1 is not a public address" in en(finding)
+    assert "127.0.0.1 不是公网地址" in zh(finding)

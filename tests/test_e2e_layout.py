@@ -10,6 +10,7 @@ import pytest
 
 from bot.findings import Severity
 from bot.local import LocalRequest, run_local
+from bot.output.messages import en
 from tests.conftest import commit, replace, shared_or_skip
 
 KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
@@ -57,7 +58,9 @@ def test_image_bump_on_the_real_files(e2e_repo: tuple[Path, str]) -> None:
     assert report.published_sets[KEY]["head"] == [1, 4, 14, 16, 48, 56, 72]
     by_id = {f.message_id: f for f in report.findings}
     assert by_id["selection-ok"].severity is Severity.VERIFIED
-    assert "C56 → override_tp8_dcp8_c56_lmcache" in by_id["selection-ok"].message_en
+    assert "each of its 7 runs selects exactly one variant" in en(by_id["selection-ok"])
+    variants = {r["concurrency"]: r["variant_head"] for r in report.changes[KEY]["runs"]}
+    assert variants[56] == "override_tp8_dcp8_c56_lmcache"  # each run's variant, in the changes view
     blocks = sorted(
         (f.params["utilization"], f.params["total"])
         for f in report.findings

@@ -6,6 +6,7 @@ resolved by a small deep-merge written below, and DRAM sizes use decimal arithme
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -29,7 +30,7 @@ CAP_MIB = 2_861_022
 # The SHAs the fixed names, dates and data produce. If you change a data file on purpose,
 # update these (and anything that quotes them).
 EXPECTED_BASE = "adee88bd77a5535fbc33b46a3db5a89fd45cabd8"
-EXPECTED_HEAD = "5a7f8793e08106c0a2607da61f5c24fd6c861f15"
+EXPECTED_HEAD = "40623a1131792fdf14ad9836a591a8e720a9f0a0"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -457,6 +458,9 @@ def test_worked_example_from_the_design():
         assert total // 8 == {1028: 128, 1538: 192, 1799: 224}[total]
 
 
+EXPLICIT_OFF = ("override_tp8_c4", "override_tp8_dcp8_c14_lmcache", "override_tp8_dcp8_c16_lmcache")
+
+
 def test_head_recipe_retune(recipe):
     base_v, head_v = variants(recipe["base"]), variants(recipe["head"])
     c1 = role(head_v["override_tp8_c1"])
@@ -468,11 +472,12 @@ def test_head_recipe_retune(recipe):
     new_q = json.loads(c1["args"]["online_quant_config"])
     assert new_q["global_quant_config"] == old_q["global_quant_config"]
     assert set(old_q["exclude_layer"]) < set(new_q["exclude_layer"])
-    # Only C1 gets the extra excludes and mono decode.
+    # Only C1 gets the extra excludes and mono decode; C4, C14 and C16 turn it off explicitly.
     for name, variant in head_v.items():
         if name != "override_tp8_c1":
             assert json.loads(role(variant)["args"]["online_quant_config"]) == old_q, name
-            assert "ATOM_MONO_ENABLE" not in role(variant)["env"], name
+            mono = "0" if name in EXPLICIT_OFF else None
+            assert role(variant)["env"].get("ATOM_MONO_ENABLE") == mono, name
     # FlyDSL herd for every variant, via base.
     assert recipe["head"]["base"]["roles"]["agg"]["env"]["AITER_FLYDSL_USE_HERD"] == "1"
     assert recipe["head"]["base"]["roles"]["agg"]["env"]["AITER_FLYDSL_HERD_MIN_M"] == "64"
@@ -487,9 +492,14 @@ def test_head_recipe_retune(recipe):
         assert env["OFFLOAD_STATE_CPU_SIZE"] == "128"
         assert env["ATOM_STATE_CHECKPOINT_DEMAND"] == "1"
         assert env["LMCACHE_MAX_LOCAL_CPU_SIZE"] == "224"
-    # C4, C14 and C16 are untouched apart from what base adds.
-    for name in ("override_tp8_c4", "override_tp8_dcp8_c14_lmcache", "override_tp8_dcp8_c16_lmcache"):
-        assert recipe["base"][name] == recipe["head"][name], name
+    # C4, C14 and C16 are untouched apart from what base adds and `ATOM_MONO_ENABLE: '0'`.
+    for name in EXPLICIT_OFF:
+        head = copy.deepcopy(recipe["head"][name])
+        env = head["roles"]["agg"]["env"]
+        assert env.pop("ATOM_MONO_ENABLE") == "0", name
+        if not env:
+            del head["roles"]["agg"]["env"]
+        assert recipe["base"][name] == head, name
     for conc in (14, 16):
         env = role(head_v[f"override_tp8_dcp8_c{conc}_lmcache"])["env"]
         assert env["ATOM_STATE_CHECKPOINT_DEMAND"] == "0" and "OFFLOAD_STATE_CPU_SIZE" not in env

@@ -21,9 +21,12 @@ from git_http_server import GitHttpServer, serve_repository
 from github_fake import EventFiles, FakeGitHub, action_env, pull_event
 from test_action import FAST, PR, Run, _no_token, act
 
-from bot.action import run_action
 from bot.example import ExampleRepo, build_example
+from bot.github_action.run import run_action
 from bot.local import run_local
+from bot.model.layout import read_by_review
+from bot.output import report_json
+from bot.output.messages import text
 from bot.sources.git_fetch import FetchError, fetch_pull, remote_url
 
 FETCHED = "Fetched the base and head commits with git"
@@ -95,7 +98,7 @@ def _comparable(report: dict) -> dict:
 def _local(example: ExampleRepo) -> dict:
     request = example.request()
     report, _, _ = run_local(request)
-    return _comparable(report.to_json())
+    return _comparable(report_json.to_json(report))
 
 
 def test_the_action_fetches_with_git_and_reports_what_local_mode_reports(
@@ -182,7 +185,13 @@ def test_the_token_is_in_no_argument_file_or_log(
     run = servers.act(tmp_path / "action")  # act() checks the log, summary, outputs and comment
     assert FETCHED in run.log
     fetched = fetch_pull(
-        servers.git.url, servers.github.full_name, ex.base, ex.head, token, temp=str(tmp_path)
+        servers.git.url,
+        servers.github.full_name,
+        ex.base,
+        ex.head,
+        token,
+        temp=str(tmp_path),
+        wanted=read_by_review,
     )
     try:
         files = [p for p in fetched.folder.rglob("*") if p.is_file()]
@@ -205,7 +214,9 @@ def test_a_file_outside_the_data_paths_is_fetched_when_read(example: ExampleRepo
     with FakeGitHub(example.path) as github:
         serve_repository(example.path, tmp_path / "served", github.full_name, {PR: head})
         with GitHttpServer(tmp_path / "served", github.token) as git:
-            fetched = fetch_pull(git.url, github.full_name, example.base, head, github.token)
+            fetched = fetch_pull(
+                git.url, github.full_name, example.base, head, github.token, wanted=read_by_review
+            )
             try:
                 before = len(git.requests)
                 snapshot = fetched.snapshot(head)
@@ -236,7 +247,9 @@ def test_a_submodule_reads_as_no_file(example: ExampleRepo, tmp_path: Path) -> N
     with FakeGitHub(example.path) as github:
         serve_repository(example.path, tmp_path / "served", github.full_name, {PR: head})
         with GitHttpServer(tmp_path / "served", github.token) as git:
-            fetched = fetch_pull(git.url, github.full_name, example.base, head, github.token)
+            fetched = fetch_pull(
+                git.url, github.full_name, example.base, head, github.token, wanted=read_by_review
+            )
             try:
                 snapshot = fetched.snapshot(head)
                 snapshot.prefetch(["benchmarks/vendored", "configs/runners.yaml"])
@@ -247,15 +260,22 @@ def test_a_submodule_reads_as_no_file(example: ExampleRepo, tmp_path: Path) -> N
 
 
 def test_an_unknown_commit_is_a_fetch_error(servers: Servers, tmp_path: Path) -> None:
-    with pytest.raises(FetchError, match="git fetch failed"):
+    with pytest.raises(FetchError) as caught:
         fetch_pull(
-            servers.git.url, servers.github.full_name, "1" * 40, servers.example.head, servers.github.token
+            servers.git.url,
+            servers.github.full_name,
+            "1" * 40,
+            servers.example.head,
+            servers.github.token,
+            wanted=read_by_review,
         )
+    assert text(caught.value.message).startswith("git fetch failed")
 
 
 @pytest.mark.parametrize(
     "server", ["ftp://example.com", "https://user:secret@example.com", "file:///tmp/repo", "https://"]
 )
 def test_only_a_plain_http_server_address_is_used(server: str) -> None:
-    with pytest.raises(FetchError, match="not a plain http"):
+    with pytest.raises(FetchError) as caught:
         remote_url(server, "acme/inferencex")
+    assert "not a plain http" in text(caught.value.message)

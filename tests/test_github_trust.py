@@ -21,7 +21,8 @@ from test_action import FAST, PR, act, stickies
 
 from bot.example import ExampleRepo, build_example
 from bot.local import LocalRequest, run_local
-from bot.render import MARKER
+from bot.output import report_json
+from bot.output.render import MARKER
 from bot.sources.github import ClientOptions, GitHubSource, connect
 from bot.sources.snapshot import Oversized
 from tests.conftest import MASTER, RECIPE, commit
@@ -237,7 +238,7 @@ def test_a_file_over_the_limit_is_refused_from_its_tree_size(
     example, prs = oversized
     pr = prs[path]
     request = LocalRequest(repo=str(example.path), base=pr.base, head=pr.head, offline=True)
-    read_locally = json.loads(run_local(request)[0].json_bytes())
+    read_locally = json.loads(report_json.json_bytes(run_local(request)[0]))
     for fake in _serve(example, pr.head, pr.base):
         fake.truncate_trees = truncated  # then the contents API's metadata gives the size
         run = act(fake, tmp_path, pull_event(fake, PR))

@@ -36,9 +36,10 @@ others being a base the gate already refused and prbot's own coverage rule (docs
   and two other reverts edited older entries, #759's rebranding also rewrote a URL inside #57's
   description (pr-link-only corrections are allowed), and the whole-file rewrites (#267, #343,
   #759, #1161).
-- recipe-duplicate-key (5): recipes that really write a key twice (`moe-a2a-backend` and
-  `deepep-config` in the DSV4 GB200 SGLang recipes, `moe-runner-backend` in the GLM-5 GB300
-  low-latency recipes, `VLLM_MINIMAX_M3_MSA_DECODE_BACKEND`, `compilation-config`).
+- recipe-duplicate-key-files (4) and recipe-duplicate-key (1): recipes that really write a key
+  twice (`moe-a2a-backend` and `deepep-config` in the DSV4 GB200 SGLang recipes,
+  `moe-runner-backend` in the GLM-5 GB300 low-latency recipes, `VLLM_MINIMAX_M3_MSA_DECODE_BACKEND`,
+  `compilation-config`); the same key twice in several sibling recipes is one finding naming them.
 - changelog-key-not-covered (3): #1780 changed `glm5-fp4-gb300-dynamo-sglang` but its entry names
   only the new gb200 key; #2601 added two keys besides the two its entry names; a revert of
   MiniMax-M3 master changes that also removed their entries. (#2184 moved points out of
@@ -80,7 +81,8 @@ EXPECTED_PRS = {
     ("changelog", "changelog-missing"): 7,
     ("changelog", "changelog-field-invalid"): 5,
     ("changelog", "changelog-edited"): 5,
-    ("recipe-selection", "recipe-duplicate-key"): 5,
+    ("recipe-selection", "recipe-duplicate-key-files"): 4,
+    ("recipe-selection", "recipe-duplicate-key"): 1,
     ("changelog", "changelog-more-edits"): 4,
     ("changelog", "changelog-no-final-newline"): 4,
     ("changelog", "changelog-key-not-covered"): 3,

@@ -17,7 +17,8 @@ from bot import engine
 from bot.cli import main
 from bot.findings import Severity
 from bot.local import LocalRequest, run_local
-from bot.render import COMMENT_LIMIT, render_comment
+from bot.output import report_json
+from bot.output.render import COMMENT_LIMIT, render_comment
 from bot.report import EXIT_BLOCKING, EXIT_CLEAN, EXIT_ERROR, Report
 from tests.conftest import CHANGELOG, MASTER, RECIPE, commit, replace
 from tests.mdcheck import leaks, outside_code
@@ -70,7 +71,7 @@ IMAGE = "image: rocm/atom-dev:nightly_202610281457"
 RUNNER = "  runner: cluster:mi355x-amds\n"
 C4_VARIANT = (
     "override_tp8_c4:\n  roles:\n    agg:\n      args:\n"
-    "        cudagraph-capture-sizes: '[1,2,4,8,12,16,24,32]'\n"
+    "        cudagraph-capture-sizes: '[1,2,4,8,12,16,24,32]'\n      env:\n        ATOM_MONO_ENABLE: '0'\n"
     "  benchmark:\n    env:\n      CONC: '4'\n"
 )
 C14_ENV = (
@@ -261,7 +262,7 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         "recipe-selection",
         "recipe-wrong-type",
         RECIPE,
-        115,
+        118,
     ),
     "recipe-benchmark-string": case(
         {
@@ -272,7 +273,7 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         "recipe-selection",
         "recipe-wrong-type",
         RECIPE,
-        85,
+        87,
     ),
     "recipe-roles-list": case(
         {RECIPE: replace("  roles:\n    agg:\n      nodes: 1", "  roles:\n    - agg:\n      nodes: 1")},
@@ -297,7 +298,7 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         "recipe-selection",
         "recipe-wrong-type",
         RECIPE,
-        87,
+        89,
     ),
     "recipe-gpus-string": case(
         {RECIPE: replace("      gpus: 8\n", "      gpus: eight\n")},
@@ -326,21 +327,21 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         "recipe-selection",
         "recipe-bad-zip",
         RECIPE,
-        204,
+        208,
     ),
     "recipe-zip-huge": case(
         {RECIPE: append("\nzip_override_z:\n  benchmark:\n    env:\n      CONC: [" + "'1'," * 5000 + "]\n")},
         "recipe-selection",
         "recipe-bad-zip",
         RECIPE,
-        204,
+        208,
     ),
     "recipe-duplicate-key": case(
         {RECIPE: replace("      CONC: '4'", "      CONC: '4'\n      CONC: '4'")},
         "recipe-selection",
         "recipe-duplicate-key",
         RECIPE,
-        88,
+        90,
     ),
     "recipe-syntax": case({RECIPE: append("\nfoo: [\n")}, "recipe-selection", "yaml-syntax", RECIPE, None),
     "recipe-alias-bomb": case({RECIPE: append(bomb())}, "recipe-selection", "yaml-alias-bomb", RECIPE, None),
@@ -350,28 +351,28 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         "dram",
         "dram-total-mismatch",
         RECIPE,
-        160,
+        164,
     ),
     "recipe-total-list": case(
         {RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: [1799]")},
         "dram",
         "dram-total-mismatch",
         RECIPE,
-        160,
+        164,
     ),
     "recipe-pool-string": case(
         {RECIPE: replace("LMCACHE_MAX_LOCAL_CPU_SIZE: '224'", "LMCACHE_MAX_LOCAL_CPU_SIZE: big")},
         "dram",
         "dram-pool-oversubscribed",
         RECIPE,
-        153,
+        157,
     ),
     "recipe-state-string": case(
         {RECIPE: replace("OFFLOAD_STATE_CPU_SIZE: '128'", "OFFLOAD_STATE_CPU_SIZE: half")},
         "dram",
         "dram-state-over-pool",
         RECIPE,
-        154,
+        158,
     ),
     # --- runners.yaml ----------------------------------------------------------------------------
     "clusters-as-list": case(
@@ -504,7 +505,7 @@ def assert_sound(report: Report) -> None:
     """No check crashed, the JSON report is valid, the comment renders in every language and fits."""
     crashed = [f for f in report.findings if f.message_id in ("check-crashed", "review-crashed")]
     assert not crashed, [(f.check, f.params) for f in crashed]
-    assert json.loads(report.dumps())["verdict"] == report.verdict
+    assert json.loads(report_json.dumps(report))["verdict"] == report.verdict
     for lang in ("both", "en", "zh"):
         comment = render_comment(report, lang=lang)
         assert len(comment) <= COMMENT_LIMIT
@@ -704,7 +705,7 @@ def test_a_concurrency_beyond_64_bits_still_gives_a_valid_json_report(review_exa
     huge = 2**70
     report = review_example({MASTER: point("conc-list: [1, 4]", f"conc-list: [1, {huge}]")})
     assert_sound(report)
-    data = json.loads(report.json_bytes())
+    data = json.loads(report_json.json_bytes(report))
     assert data["published_sets"][KEY]["head"][-1] == huge  # sorted: the largest comes last
     assert huge in [run["concurrency"] for run in data["sweep_plan"]["keys"][KEY]["runs"]]
 
@@ -728,7 +729,8 @@ def test_cli_exit_statuses(example, monkeypatch, capsys) -> None:
     capsys.readouterr()
     assert main(args) == EXIT_ERROR
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "nothing could be reviewed" in err and "Traceback" not in err
+    assert err.count("\n") == 2 and "nothing could be reviewed" in err and "未能审阅" in err
+    assert "Traceback" not in err
 
 
 # --- output safety -------------------------------------------------------------------------------
@@ -813,6 +815,6 @@ def test_pr_text_is_inert_in_every_place_it_is_shown(
         for line in comment.split("\n"):
             if "PWN" in line:  # every PR value stays inside its own list item or header line
                 assert line.startswith(("- ", "**", "  ")), line
-    plain = json.loads(report.dumps())
+    plain = json.loads(report_json.dumps(report))
     for item in plain["findings"]:
         assert "\n" not in item["message_en"] and "\n" not in item["message_zh"]

@@ -5,22 +5,23 @@ from __future__ import annotations
 import pytest
 from jinja2 import meta
 
-from bot import messages
+from bot import catalog
+from bot.output import messages
 
 
-@pytest.mark.parametrize("message_id", sorted(messages.catalog()))
+@pytest.mark.parametrize("message_id", sorted(catalog.catalog()))
 def test_variables_are_what_jinja_says_the_templates_need(message_id: str) -> None:
     env = messages._environment(markdown=False)
-    texts = messages.catalog()[message_id].values()
+    texts = catalog.catalog()[message_id].values()
     expected = set().union(*(meta.find_undeclared_variables(env.parse(text)) for text in texts))
-    assert messages.variables(message_id) == expected
+    assert catalog.variables(message_id) == expected
 
 
 def test_missing_params_fail_where_the_finding_is_made() -> None:
     with pytest.raises(KeyError, match="needs key"):
-        messages.require("changelog-key-not-covered", {})
+        catalog.require("changelog-key-not-covered", {})
     with pytest.raises(KeyError, match="not in templates"):
-        messages.require("no-such-message", {})
+        catalog.require("no-such-message", {})
 
 
 def test_constant_code_spans_survive_rendering_plain_text_first() -> None:

@@ -51,24 +51,29 @@ def test_local_mode_uses_the_settings_file_at_the_base(example: ExampleRepo, tmp
     assert _duration(example, base, head, str(override)) == 7200  # --config wins
 
 
-def test_an_invalid_settings_file_at_the_base_is_one_line_and_exit_2(
+def test_an_invalid_settings_file_at_the_base_is_one_line_per_language_and_exit_2(
     example: ExampleRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base, head = _with_base_settings(example, "agentic-duration-s: -5\n")
     status = main(["review", "--repo", str(example.path), "--base", base, "--head", head, "--offline"])
     err = capsys.readouterr().err.strip()
-    assert status == 2 and err.count("\n") == 0
-    assert ".github/prbot.yml at the base commit" in err and "agentic-duration-s" in err
+    english, chinese = err.splitlines()
+    assert status == 2
+    assert ".github/prbot.yml at the base commit" in english and "agentic-duration-s" in english
+    assert (
+        chinese
+        == "prbot: base 提交中的 .github/prbot.yml：设置文件：agentic-duration-s 必须是正整数，而不是 -5"
+    )
 
 
 def test_the_registry_answers_are_passed_in(example: ExampleRepo) -> None:
     """The digest check asks what `ReviewInput.resolve` answers (the engine opens no registry of
     its own): an answer naming the recipe's pinned digest verifies the pin, another one blocks."""
     from bot import pipeline
-    from bot.model.references import TagResolution
     from bot.pullrequest import PullRequest
     from bot.settings import Settings
     from bot.sources.git import GitRepo
+    from bot.sources.references import TagResolution
 
     pinned = "sha256:96a9614276518c2619e88800dec5f276bc76a95691331b4abb2210184e1431af"
     asked: list[list[str]] = []

@@ -18,7 +18,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import textsafe
 from bot.findings import Finding, Severity
 from bot.model.changelog import compare
 from bot.model.layout import Layout
@@ -26,7 +25,8 @@ from bot.model.master import MAX_CONCURRENCIES, MasterFile, build_entry, expand_
 from bot.model.recipe import merge, parse_recipe
 from bot.model.runners import lookup
 from bot.model.selection import select
-from bot.render import COMMENT_LIMIT, render_comment
+from bot.output import report_json, textsafe
+from bot.output.render import COMMENT_LIMIT, render_comment
 from bot.report import Report
 from bot.yamlsafe import YamlProblem, load, load_bytes
 from tests.mdcheck import is_closed_span, leaks, outside_code, parse_html
@@ -450,4 +450,4 @@ def test_render_comment_never_raises_and_fits(skeletons: list[Finding], data: st
         html = parse_html(comment)
         assert html.tags["details"] == html.tags["/details"]
         assert html.tags["sub"] == (2 if lang == "both" else 1)
-    report.dumps()
+    report_json.dumps(report)

@@ -10,8 +10,10 @@ from http import HTTPStatus
 import pytest
 from registry_fixture import LOOPBACK, AuthProxy, LocalRegistry, free_port, local_registry_fixture  # noqa: F401
 
+from bot.catalog import Msg
 from bot.checks import digest
 from bot.model.images import ImageUse, Pin
+from bot.output.messages import en, text
 from bot.sources.registry import (
     Credentials,
     ImageRef,
@@ -113,21 +115,22 @@ def test_insecure_hosts_use_plain_http() -> None:
     }
 
 
-def test_credentials_from_env_without_leaking(caplog: pytest.LogCaptureFixture) -> None:
+def test_credentials_from_env_without_leaking() -> None:
     env = {
         "PRBOT_REGISTRY_CREDENTIALS": '{"docker.io": {"username": "hub", "password": "hub-secret"}, "x": 1}',
     }
-    with caplog.at_level(logging.DEBUG):
-        found = credentials_from_env(env)
+    told: list[Msg] = []
+    found = credentials_from_env(env, told.append)
     assert found == {"registry-1.docker.io": Credentials("hub", "hub-secret")}
     assert "secret" not in repr(found)
-    assert "the entry for x lacks a username or a password" in caplog.text
-    assert "x 的条目缺少用户名或密码" in caplog.text
-    caplog.clear()
-    with caplog.at_level(logging.DEBUG):
-        assert credentials_from_env({"PRBOT_REGISTRY_CREDENTIALS": '{"a": "broken-secret'}) == {}
-    assert "PRBOT_REGISTRY_CREDENTIALS is not a JSON object" in caplog.text
-    assert "secret" not in caplog.text
+    [warning] = told
+    assert "the entry for x lacks a username or a password" in text(warning, "en")
+    assert "x 的条目缺少用户名或密码" in text(warning, "zh")
+    told.clear()
+    assert credentials_from_env({"PRBOT_REGISTRY_CREDENTIALS": '{"a": "broken-secret'}, told.append) == {}
+    [warning] = told
+    assert "PRBOT_REGISTRY_CREDENTIALS is not a JSON object" in text(warning, "en")
+    assert "secret" not in text(warning, "en") + text(warning, "zh")
 
 
 def test_invalid_reference_needs_no_network() -> None:
@@ -348,5 +351,5 @@ def test_check_with_real_resolutions(local_registry: LocalRegistry) -> None:
         resolutions = registry.resolve_many(digest.references([use]))
     findings = digest.check([use], resolutions)
     assert [(f.severity, f.line) for f in findings] == [("verified", 7), ("blocking", 9)]
-    assert "linux/amd64" in findings[0].message_en
-    assert local_registry.index_digest in findings[1].message_en
+    assert "linux/amd64" in en(findings[0])
+    assert local_registry.index_digest in en(findings[1])

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import socket
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
@@ -20,9 +19,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from registry_fixture import LOOPBACK, AuthProxy, LocalRegistry, local_registry_fixture  # noqa: F401
 
+from bot.catalog import Msg
 from bot.checks import digest
 from bot.findings import Severity
 from bot.model.images import ImageUse, Pin
+from bot.output.messages import en, text, zh
 from bot.sources.registry import Credentials, RegistryClient, TagResolution, credentials_from_env
 
 INDEX_TAG = "rocm/atom-dev:nightly_202610281457"
@@ -74,16 +75,15 @@ def connections_to(sock: socket.socket) -> int:
 # ---------------------------------------------------------------- logins go only to their own host
 
 
-def test_old_global_pair_is_ignored_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+def test_old_global_pair_is_ignored_with_a_warning() -> None:
     env = {"PRBOT_REGISTRY_USERNAME": "ci-bot", "PRBOT_REGISTRY_PASSWORD": "global-secret-pw"}
-    with caplog.at_level(logging.WARNING):
-        assert credentials_from_env(env) == {}
-    [record] = caplog.records
-    assert record.levelno == logging.WARNING
-    text = record.getMessage()
-    assert "PRBOT_REGISTRY_USERNAME, PRBOT_REGISTRY_PASSWORD are no longer used and were ignored" in text
-    assert "已不再使用，本次已忽略" in text and "PRBOT_REGISTRY_CREDENTIALS" in text
-    assert "global-secret-pw" not in caplog.text
+    told: list[Msg] = []
+    assert credentials_from_env(env, told.append) == {}
+    [warning] = told
+    english, chinese = text(warning, "en"), text(warning, "zh")
+    assert "PRBOT_REGISTRY_USERNAME, PRBOT_REGISTRY_PASSWORD are no longer used and were ignored" in english
+    assert "已不再使用，本次已忽略" in chinese and "PRBOT_REGISTRY_CREDENTIALS" in chinese
+    assert "global-secret-pw" not in english + chinese
 
 
 @pytest.mark.parametrize("auth", ["basic", "bearer"])
@@ -182,10 +182,10 @@ def test_refused_address_is_reported_unverified_in_both_languages() -> None:
     use = ImageUse("key-a", image, image, "recipes/a.yaml", (pin,), (pin,))
     [finding] = digest.check([use], resolve(digest.references([use])))
     assert (finding.severity, finding.message_id) == (Severity.UNVERIFIED, "digest-private-address")
-    assert "169.254.169.254 is not a public address" in finding.message_en
-    assert "PRBOT_ALLOW_PRIVATE_REGISTRIES" in finding.message_en
-    assert "169.254.169.254 不是公网地址" in finding.message_zh
-    assert "PRBOT_ALLOW_PRIVATE_REGISTRIES" in finding.message_zh
+    assert "169.254.169.254 is not a public address" in en(finding)
+    assert "PRBOT_ALLOW_PRIVATE_REGISTRIES" in en(finding)
+    assert "169.254.169.254 不是公网地址" in zh(finding)
+    assert "PRBOT_ALLOW_PRIVATE_REGISTRIES" in zh(finding)
 
 
 @pytest.mark.parametrize("allow", ["127.0.0.1", "127.0.0.0/8", " 10.0.0.1 , 127.0.0.1"])

@@ -6,30 +6,21 @@ import re
 
 import pytest
 
-from bot import messages, textsafe
 from bot.findings import Severity, finding
-from bot.render import COMMENT_LIMIT, render_comment
+from bot.output import messages, textsafe
+from bot.output.render import COMMENT_LIMIT, render_comment
 from bot.report import Report
 from tests.mdcheck import leaks, live_links
 
 
 def _huge_report() -> Report:
-    runs = [(c, None) for c in (1, 2, 4, 8, 16, 32, 64, 128)]
-    plan = {
-        "count": 8,
-        "changed": 8,
-        "evals": 0,
-        "append_only": False,
-        "canary": 1,
-        "runs": runs,
-        "removed": [],
-    }
-    plan["duration"] = 600
+    plan = {"count": 8, "changed": 8, "evals": 0, "append_only": False, "canary": 1, "removed": 0}
+    plan |= {"canary_topology": None, "duration": 600, "gpus": [8], "gpu_hours": 1.5}
+    plan |= {"timed": 8, "untimed": 0, "no_gpus": 0}
     plans = [
-        finding("sweep-plan", Severity.INFO, "sweep-key-plan", config_key=f"key-{i}", key=f"key-{i}",
-                gpus=[8], gpu_hours=1.5, untimed=0, **plan)
+        finding("sweep-plan", Severity.INFO, "sweep-key-plan", config_key=f"key-{i}", key=f"key-{i}", **plan)
         for i in range(2_000)
-    ]  # fmt: skip
+    ]
     return Report(plans, {}, {}, {})
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bot.findings import Severity
 from bot.local import LocalRequest, run_local
+from bot.output.messages import en, zh
 from tests.conftest import CHANGELOG, MASTER, commit, replace
 
 KIMI = "kimik3-fp4-mi355x-atom-agentic-mtp"
@@ -118,7 +119,7 @@ def test_skip_sweep_a_draft_or_a_fork_holds_the_sweep_back(review_example, examp
     assert messages(report, "labels") == {"labels-not-yet-skip": Severity.INFO}
     assert report.sweep_plan["starts"] is False and report.sweep_plan["reason"] == "skip"
     total = next(f for f in report.findings if f.message_id == "sweep-total")
-    assert "will not start for this commit" in total.message_en and "[skip-sweep]" in total.message_zh
+    assert "will not start for this commit" in en(total) and "[skip-sweep]" in zh(total)
 
 
 def test_a_label_that_looks_like_a_sweep_label_warns(review_example) -> None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot import messages, textsafe
 from bot.findings import Severity, finding
-from bot.render import render_comment
+from bot.output import messages, report_json, textsafe
+from bot.output.messages import en
+from bot.output.render import render_comment
 from bot.report import Report
 from tests.conftest import CHANGELOG, MASTER, RECIPE, replace
 from tests.mdcheck import live_links, parse_html, to_html
@@ -96,7 +97,7 @@ def test_pr_text_forms_no_link_autolink_or_reference(review_example) -> None:
         body=payload,
     )
     [dram] = [f for f in report.findings if f.message_id == "dram-total-mismatch"]
-    assert payload in dram.message_en  # the JSON report keeps the value as it was written
+    assert payload in en(dram)  # the JSON report keeps the value as it was written
     for lang in ("both", "en", "zh"):
         comment = render_comment(report, lang=lang)
         assert live_links(comment) == [], lang
@@ -107,7 +108,7 @@ def test_numbers_from_the_pr_beside_catalog_text_form_no_reference(review_exampl
     """Catalog text such as `entry #{{ index }}`: the number is the PR's, the `#` the catalog's."""
     edit = replace("Raise the concurrency ceiling from 64 to 128", "Raise the ceiling to 256")
     report = review_example({CHANGELOG: edit})
-    assert any(f.message_id == "changelog-edited" and "#2" in f.message_en for f in report.findings)
+    assert any(f.message_id == "changelog-edited" and "#2" in en(f) for f in report.findings)
     for lang in ("both", "en", "zh"):
         comment = render_comment(report, lang=lang)
         assert live_links(comment) == [], lang
@@ -141,8 +142,9 @@ def test_secrets_never_reach_the_comment_summary_report_or_log() -> None:
     import io
     import json
 
-    from bot import summary
-    from bot.action_text import Console, msg
+    from bot.catalog import msg
+    from bot.github_action.console import Console
+    from bot.output import summary
 
     stream = io.StringIO()
     console = Console(stream)
@@ -175,7 +177,7 @@ def test_secrets_never_reach_the_comment_summary_report_or_log() -> None:
     texts = {
         "comment": comment,
         "summary": summary.summary_text(summary.full_review(report, "both", "a", "b"), [], "both"),
-        "report": json.dumps(json.loads(report.dumps()), ensure_ascii=False),
+        "report": json.dumps(json.loads(report_json.dumps(report)), ensure_ascii=False),
         "note": summary.with_notes(comment, [msg("action-partial", reason=detail)], "both", 65_536),
     }
     console.info(msg("action-comment-failed", reason=detail))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.findings import Severity
+from bot.output.messages import en, zh
 from tests.conftest import CHANGELOG, MASTER, RECIPE, replace
 
 KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
@@ -54,7 +55,7 @@ def test_entry_inserted_mid_file_is_blocking(review_example) -> None:
     report = review_example({CHANGELOG: _move_last_entry_up})
     finding = only(report, "changelog-inserted")
     assert finding.severity is Severity.BLOCKING and finding.file == CHANGELOG and finding.line is not None
-    assert "above the end of the changelog" in finding.message_en and "末尾" in finding.message_zh
+    assert "above the end of the changelog" in en(finding) and "末尾" in zh(finding)
 
 
 def test_no_changelog_change_is_blocking(review_example, example) -> None:
@@ -62,7 +63,7 @@ def test_no_changelog_change_is_blocking(review_example, example) -> None:
     tail = base_text.rstrip("\n").rsplit("\n\n", 1)[0] + "\n"
     report = review_example({CHANGELOG: tail})
     finding = only(report, "changelog-missing")
-    assert finding.severity is Severity.BLOCKING and KEY in finding.message_en
+    assert finding.severity is Severity.BLOCKING and KEY in en(finding)
     # With no appended entry the sweep label now warns that nothing will run.
     assert "labels-primary-without-entry" in ids(report, Severity.WARNING, "labels")
 
@@ -71,14 +72,14 @@ def test_two_primary_labels_are_blocking(review_example) -> None:
     report = review_example(labels=("full-sweep-fail-fast", "full-sweep-enabled"))
     finding = only(report, "labels-several-primaries")
     assert finding.severity is Severity.BLOCKING
-    assert "full-sweep-fail-fast" in finding.message_en and "full-sweep-enabled" in finding.message_en
+    assert "full-sweep-fail-fast" in en(finding) and "full-sweep-enabled" in en(finding)
 
 
 def test_modifier_alone_is_blocking(review_example) -> None:
     report = review_example(labels=("evals-only",))
     finding = only(report, "labels-modifier-alone")
-    assert finding.severity is Severity.BLOCKING and "evals-only" in finding.message_en
-    assert "full-sweep-fail-fast" in finding.message_zh
+    assert finding.severity is Severity.BLOCKING and "evals-only" in en(finding)
+    assert "full-sweep-fail-fast" in zh(finding)
 
 
 def test_no_label_with_entry_is_info(review_example) -> None:
@@ -91,25 +92,31 @@ def test_title_naming_unpublished_concurrency_warns(review_example) -> None:
     report = review_example(title="kimik3 ATOM retune for C1/C2")
     finding = only(report, "consistency-mentioned-not-published")
     assert finding.severity is Severity.WARNING
-    assert "C2" in finding.message_en and "C1," not in finding.message_en.split("published")[0]
+    assert "C2" in en(finding) and "C1," not in en(finding).split("published")[0]
 
 
 # --- issue 3: recipe-selection and dram -----------------------------------------------------
 
 
 def test_every_concurrency_maps_to_one_variant(review_example) -> None:
-    finding = only(review_example(), "selection-ok")
+    report = review_example()
+    finding = only(report, "selection-ok")
     assert finding.severity is Severity.VERIFIED
-    for conc, variant in [
-        (1, "override_tp8_c1"),
-        (4, "override_tp8_c4"),
-        (14, "override_tp8_dcp8_c14_lmcache"),
-        (16, "override_tp8_dcp8_c16_lmcache"),
-        (48, "override_tp8_dcp8_c48_lmcache"),
-        (56, "override_tp8_dcp8_c56_lmcache"),
-        (72, "override_tp8_dcp8_c72_lmcache"),
-    ]:
-        assert f"C{conc} → {variant}" in finding.message_en
+    # What was checked, in numbers; the variant of each run is listed once, in the changes view.
+    assert en(finding) == (
+        f"{KEY}: each of its 7 runs selects exactly one variant (7 variants of 1 recipe); "
+        "no variant is left over."
+    )
+    variants = {r["concurrency"]: r["variant_head"] for r in report.changes[KEY]["runs"]}
+    assert variants == {
+        1: "override_tp8_c1",
+        4: "override_tp8_c4",
+        14: "override_tp8_dcp8_c14_lmcache",
+        16: "override_tp8_dcp8_c16_lmcache",
+        48: "override_tp8_dcp8_c48_lmcache",
+        56: "override_tp8_dcp8_c56_lmcache",
+        72: "override_tp8_dcp8_c72_lmcache",
+    }
 
 
 def test_dram_blocks_verified_with_numbers(review_example) -> None:
@@ -120,8 +127,8 @@ def test_dram_blocks_verified_with_numbers(review_example) -> None:
         ("0.6", 1799, 224),
     ]
     assert all(f.severity is Severity.VERIFIED for f in blocks)
-    assert "0.6 × 8/8 → 1799 GB, 224 GB/rank" in blocks[1].message_en
-    assert "OFFLOAD_STATE_CPU_SIZE 128 ≤ 224" in blocks[1].message_en
+    assert "0.6 × 8/8 → 1799 GB, 224 GB/rank" in en(blocks[1])
+    assert "OFFLOAD_STATE_CPU_SIZE 128 ≤ 224" in en(blocks[1])
 
 
 def _with_conc_2(text: str) -> str:
@@ -133,7 +140,7 @@ def test_duplicated_conc_variant_is_blocking_and_names_both(review_example) -> N
     report = review_example({MASTER: _with_conc_2, RECIPE: lambda t: t + C2_VARIANT + twin})
     finding = only(report, "selection-ambiguous")
     assert finding.severity is Severity.BLOCKING and finding.params["concurrency"] == 2
-    assert "override_tp8_c2" in finding.message_en and "override_tp8_c2_twin" in finding.message_en
+    assert "override_tp8_c2" in en(finding) and "override_tp8_c2_twin" in en(finding)
     assert finding.file == MASTER and finding.line == 56
 
 
@@ -141,7 +148,7 @@ def test_point_without_variant_is_blocking(review_example) -> None:
     report = review_example({MASTER: _with_conc_2})
     finding = only(report, "selection-none")
     assert finding.severity is Severity.BLOCKING and finding.params["concurrency"] == 2
-    assert RECIPE in finding.message_en
+    assert RECIPE in en(finding)
 
 
 def test_leftover_variant_is_a_warning(review_example) -> None:
@@ -154,19 +161,19 @@ def test_leftover_variant_is_a_warning(review_example) -> None:
 def test_wrong_total_is_blocking_with_suggestion(review_example) -> None:
     report = review_example({RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: '1800'")})
     finding = only(report, "dram-total-mismatch")
-    assert finding.severity is Severity.BLOCKING and finding.file == RECIPE and finding.line == 160
+    assert finding.severity is Severity.BLOCKING and finding.file == RECIPE and finding.line == 164
     assert finding.params["expected"] == 1799
     assert finding.suggestion == "      TOTAL_CPU_DRAM_GB: '1799'"
-    assert "1800" in finding.message_en and "1799" in finding.message_zh
+    assert "1800" in en(finding) and "1799" in zh(finding)
 
 
 def test_suggestion_is_rendered_as_block(review_example) -> None:
-    from bot.render import render_comment
+    from bot.output.render import render_comment
 
     report = review_example({RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: '1800'")})
     comment = render_comment(report, lang="en")
     assert "```suggestion\n        TOTAL_CPU_DRAM_GB: '1799'\n  ```" in comment
-    assert f"`{RECIPE}:160`" in comment
+    assert f"`{RECIPE}:164`" in comment
 
 
 def test_oversubscribed_pool_is_blocking(review_example) -> None:
@@ -191,7 +198,7 @@ def test_unknown_runner_is_blocking_not_a_crash(review_example) -> None:
         {MASTER: replace("runner: cluster:mi355x-amds", "runner: cluster:mi355x-nowhere")}
     )
     finding = only(report, "dram-unknown-runner")
-    assert finding.severity is Severity.BLOCKING and "cluster:mi355x-nowhere" in finding.message_en
+    assert finding.severity is Severity.BLOCKING and "cluster:mi355x-nowhere" in en(finding)
     assert not [f for f in report.findings if f.message_id == "check-crashed"]
 
 
@@ -225,7 +232,7 @@ def test_recipes_outside_the_repository_are_one_unverified_finding_per_key(revie
     [finding] = [f for f in report.findings if f.message_id == "selection-legacy-missing"]
     assert finding.severity is Severity.UNVERIFIED and finding.config_key == "dsr1-fp4-mi355x-sglang-disagg"
     assert (finding.params["points"], finding.params["paths"]) == (2, 2)
-    assert "benchmarks/multi_node/srt-slurm-recipes/dsr1/a.yaml" in finding.message_en
+    assert "benchmarks/multi_node/srt-slurm-recipes/dsr1/a.yaml" in en(finding)
 
 
 def test_a_config_file_path_from_the_repository_root_is_found_there(review_example) -> None:
@@ -250,5 +257,5 @@ def test_a_key_with_one_unserved_point_still_shows_what_was_checked(review_examp
     assert missing.params["concurrency"] == 80 and missing.severity is Severity.BLOCKING
     [partial] = [f for f in report.findings if f.message_id == "selection-partial"]
     assert partial.severity is Severity.VERIFIED
-    assert [conc for conc, _ in partial.params["mapping"]] == [1, 4, 14, 16, 48, 56, 72]
-    assert "C72 → override_tp8_dcp8_c72_lmcache" in partial.message_en and "其他点" in partial.message_zh
+    assert partial.params["runs"] == 7  # C1 … C72, each with its one variant; C80 has none
+    assert "7 runs select exactly one variant each" in en(partial) and "其余的点" in zh(partial)

@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.findings import Finding, Severity, finding
 from bot.model.images import ImageUse, Pin
-from bot.model.references import (
+from bot.sources.references import (
     ENV_ALLOW_PRIVATE,
     ENV_CREDENTIALS,
     TagResolution,
@@ -87,7 +87,7 @@ def check(
     seen: set[tuple[str, str | None, str | None, int | None, str]] = set()
     for use in uses:
         for item in (*_drift(use), *_pins(use, resolutions, unverified_reason)):
-            key = (item.message_id, item.config_key, item.file, item.line, item.message_en)
+            key = (item.message_id, item.config_key, item.file, item.line, repr(item.params))
             if key not in seen:
                 seen.add(key)
                 findings.append(item)

@@ -216,6 +216,7 @@ def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
             )
         else:
             blocks[(point.utilization, gpus, point.tp)].append(run)
+    budgets: list[Budget] = []
     for (utilization, gpus, tp), block in sorted(blocks.items()):
         calc = budget(hardware.available_mib, utilization, gpus, hardware.gpus_per_node)
         problems: list[Finding] = []
@@ -250,20 +251,35 @@ def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
                     **_calc_params(calc),
                 )
             )
-        out.append(
-            finding(
-                CHECK,
-                Severity.INFO,
-                "dram-host-total",
-                config_key=change.key,
-                utilization=str(utilization),
-                total=calc.total_gb,
-                host=calc.host_total_gb,
-                gpus=gpus,
-                gpus_per_node=hardware.gpus_per_node,
-            )
-        )
+        budgets.append(calc)
+    if budgets:
+        out.append(_host_total(change.key, budgets))
     return out
+
+
+def _host_total(key: str, budgets: list[Budget]) -> Finding:
+    """One note per key: the node total its blocks' budgets imply (the same figure, give or take
+    the rounding down, when the runner's record is right), each block's working listed."""
+    hosts = [calc.host_total_gb for calc in budgets]
+    blocks = [
+        {
+            "utilization": str(calc.utilization),
+            "total": calc.total_gb,
+            "gpus": calc.gpus,
+            "gpus_per_node": calc.gpus_per_node,
+        }
+        for calc in budgets
+    ]
+    return finding(
+        CHECK,
+        Severity.INFO,
+        "dram-host-total",
+        config_key=key,
+        key=key,
+        low=min(hosts),
+        high=max(hosts),
+        blocks=blocks,
+    )
 
 
 def check(ctx: CheckContext) -> list[Finding]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.checks import grouping
 from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.master import Point
@@ -17,11 +18,12 @@ def _recipe_problems(recipe: Recipe, key: str | None, changed: bool) -> list[Fin
     return [from_problem(CHECK, severity, p, key) for p in recipe.problems]
 
 
-def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
-    """Variants of a bundle that no point of any key using the recipe selects."""
+def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding] | None:
+    """Variants of a bundle that no point of any key using the recipe selects (None: not looked
+    for)."""
     users = ctx.diff.recipe_users.get(path, [])
     if any(e.problems for e in users):
-        return []  # points that could not be read may be the ones a variant serves
+        return None  # points that could not be read may be the ones a variant serves
     if sum(choices(recipe, p) for e in users for p in e.points if p.recipe == path) > MAX_RUN_CHOICES:
         params = {"path": path, "users": len(users), "limit": MAX_RUN_CHOICES}
         return [finding(CHECK, Severity.UNVERIFIED, "selection-leftovers-too-large", file=path, **params)]
@@ -51,16 +53,53 @@ def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding]:
     return out
 
 
+def _leftover_counts(ctx: CheckContext, paths: set[str]) -> tuple[list[Finding], dict[str, int | None]]:
+    """The left-over warnings of the recipes checked, and how many each has (None: not looked for,
+    e.g. a recipe with problems, or too many comparisons)."""
+    out: list[Finding] = []
+    counts: dict[str, int | None] = {}
+    for path in sorted(paths):
+        recipe = ctx.diff.recipes_head.get(path)
+        found = _leftovers(ctx, path, recipe) if recipe is not None and not recipe.problems else None
+        counts[path] = None
+        if found is not None:
+            out += found
+            if all(f.message_id == "selection-leftover" for f in found):  # not "too large to look"
+                counts[path] = len(found)
+    return out, counts
+
+
+def _summary(
+    key: str, chosen: list[tuple[str, str]], clean: bool, leftovers: dict[str, int | None]
+) -> Finding:
+    """What was checked and held for a key: its runs, each selecting one variant, as counts (the
+    variant of each run is in the report's `changes`)."""
+    recipes = {path for path, _ in chosen}
+    counts = [leftovers.get(path) for path in sorted(recipes)]
+    return finding(
+        CHECK,
+        Severity.VERIFIED,
+        "selection-ok" if clean else "selection-partial",
+        config_key=key,
+        key=key,
+        runs=len(chosen),
+        variants=len(set(chosen)),
+        recipes=len(recipes),
+        leftovers=None if None in counts else sum(c for c in counts if c is not None),
+    )
+
+
 def check(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = ctx.no_masters(CHECK) if ctx.diff.no_masters else ctx.unreadable(CHECK)
     recipes = ctx.diff.recipes_head
     checked_recipes: set[str] = set()
     legacy_missing: dict[str, list[Point]] = {}
+    verified: list[tuple[str, list[tuple[str, str]], bool]] = []
     any_recipe = False
     for change in ctx.live_keys():
         entry = change.head
         assert entry is not None
-        mapping: list[tuple[int, str]] = []
+        chosen_variants: list[tuple[str, str]] = []  # (recipe, variant) of each run
         clean = True
         for point in entry.points:
             if point.recipe is None:
@@ -84,9 +123,8 @@ def check(ctx: CheckContext) -> list[Finding]:
                 continue
             if point.recipe not in checked_recipes:
                 checked_recipes.add(point.recipe)
-                problems = _recipe_problems(recipe, change.key, point.recipe in ctx.diff.changed_recipes)
-                out += problems
-                clean = clean and not problems
+                # its own findings: they do not make any run of the key fail to select a variant
+                out += _recipe_problems(recipe, change.key, point.recipe in ctx.diff.changed_recipes)
             if point.selector and point.selector not in recipe.variants:
                 out.append(
                     finding(
@@ -117,7 +155,7 @@ def check(ctx: CheckContext) -> list[Finding]:
             for conc in point.concurrencies:
                 chosen = select(recipe, point, conc)
                 if len(chosen) == 1:
-                    mapping.append((conc, chosen[0].name))
+                    chosen_variants.append((point.recipe, chosen[0].name))
                     continue
                 clean = False
                 message = "selection-none" if not chosen else "selection-ambiguous"
@@ -134,17 +172,8 @@ def check(ctx: CheckContext) -> list[Finding]:
                         variants=[v.name for v in chosen],
                     )
                 )
-        if mapping:  # what was checked and held, also beside a key's failures
-            out.append(
-                finding(
-                    CHECK,
-                    Severity.VERIFIED,
-                    "selection-ok" if clean else "selection-partial",
-                    config_key=change.key,
-                    key=change.key,
-                    mapping=sorted(mapping),
-                )
-            )
+        if chosen_variants:  # what was checked and held, also beside a key's failures
+            verified.append((change.key, chosen_variants, clean))
     for key, points in legacy_missing.items():  # one finding per key: such keys often have dozens
         paths = sorted({p.recipe for p in points if p.recipe})
         out.append(
@@ -161,10 +190,9 @@ def check(ctx: CheckContext) -> list[Finding]:
                 path=paths[0],
             )
         )
-    for path in sorted(checked_recipes):
-        recipe = recipes.get(path)
-        if recipe is not None and not recipe.problems:
-            out += _leftovers(ctx, path, recipe)
+    left, counts = _leftover_counts(ctx, checked_recipes)
+    out += [_summary(key, chosen_variants, clean, counts) for key, chosen_variants, clean in verified]
+    out += left
     for path in ctx.diff.changed_recipes:  # broken even where no changed key runs it
         recipe = recipes.get(path)
         if path not in checked_recipes and recipe is not None:
@@ -177,4 +205,4 @@ def check(ctx: CheckContext) -> list[Finding]:
                 "selection-no-recipes" if ctx.diff.keys else "selection-nothing-changed",
             )
         )
-    return out
+    return grouping.across_files(out, {"recipe-duplicate-key": "recipe-duplicate-key-files"})

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from bot.checks import sweep_matrix
+from bot.checks import runlabels, sweep_matrix
 from bot.checks.context import CheckContext
 from bot.checks.sweep_matrix import Row
 from bot.checks.sweep_rules import appended, keys_named, primary_labels, sweep_start
 from bot.diff import KeyChange, run_ident
 from bot.findings import Finding, Severity, finding
 from bot.model.changelog import SCENARIO_TYPES, Entry
+from bot.model.master import Point
 
 CHECK = "sweep-plan"
 
@@ -126,17 +127,21 @@ def _new_points(matrix: list[Row], change: KeyChange | None) -> list[Row]:
     return out
 
 
-def _key_plan(ctx: CheckContext, key: str, chosen: _Selection, duration: int) -> dict[str, Any]:
+def _key_plan(
+    ctx: CheckContext, key: str, chosen: _Selection, duration: int
+) -> tuple[dict[str, Any], Point | None]:
+    """The key's JSON plan, and the point of its canary (the first run)."""
     change = ctx.diff.keys.get(key)
     changed, variants = _changed_idents(change), _variants(change)
     jobs = chosen.throughput.get(key, [])
-    runs = sorted(
-        (_run_json(row, conc, changed, variants) for row in jobs for conc in row.concurrencies),
-        key=lambda r: (r["concurrency"], r["line"] or 0),
+    ordered = sorted(
+        ((_run_json(row, conc, changed, variants), row.point) for row in jobs for conc in row.concurrencies),
+        key=lambda pair: (pair[0]["concurrency"], pair[0]["line"] or 0),
     )
+    runs = [run for run, _ in ordered]
     timed = [r for r in runs if r["scenario"] == "agentic-coding"]
     gpu_seconds = sum(duration * r["gpus"] for r in timed)
-    return {
+    plan = {
         "scenarios": chosen.scenarios.get(key, []),
         "append_only": key in chosen.append_only,
         "jobs": len(jobs),
@@ -149,16 +154,23 @@ def _key_plan(ctx: CheckContext, key: str, chosen: _Selection, duration: int) ->
         "gpu_hours": round(gpu_seconds / 3600, 2),
         "untimed_runs": len(runs) - len(timed),
     }
+    return plan, ordered[0][1] if ordered else None
 
 
 def plan(ctx: CheckContext) -> dict[str, Any]:
     """The JSON sweep plan (computed once per review)."""
     if "sweep_plan" not in ctx.memo:
-        ctx.memo["sweep_plan"] = _plan(ctx)
+        ctx.memo["sweep_plan"], ctx.memo["sweep_canaries"] = _plan(ctx)
     return ctx.memo["sweep_plan"]
 
 
-def _plan(ctx: CheckContext) -> dict[str, Any]:
+def _canaries(ctx: CheckContext) -> dict[str, Point | None]:
+    """The point of each key's canary run (worked out with the plan)."""
+    plan(ctx)
+    return ctx.memo["sweep_canaries"]
+
+
+def _plan(ctx: CheckContext) -> tuple[dict[str, Any], dict[str, Point | None]]:
     duration = ctx.settings.agentic_duration_s
     start = sweep_start(ctx)
     trimmed = primary_labels(ctx) == [ctx.settings.trim_label]
@@ -168,7 +180,8 @@ def _plan(ctx: CheckContext) -> dict[str, Any]:
         for key in dict.fromkeys([*chosen.throughput, *chosen.evals])
         if chosen.throughput[key] or chosen.evals[key]
     ]
-    keys = {key: _key_plan(ctx, key, chosen, duration) for key in named}
+    plans = {key: _key_plan(ctx, key, chosen, duration) for key in named}
+    keys = {key: key_plan for key, (key_plan, _) in plans.items()}
     return {
         "starts": start.runs,
         "reason": start.reason or None,
@@ -180,7 +193,65 @@ def _plan(ctx: CheckContext) -> dict[str, Any]:
         "total_jobs": sum(k["jobs"] for k in keys.values()),
         "total_eval_jobs": sum(k["eval_jobs"] for k in keys.values()),
         "total_gpu_hours": round(sum(k["gpu_hours"] for k in keys.values()), 2),
+    }, {key: canary for key, (_, canary) in plans.items()}
+
+
+def shown_hours(hours: float) -> int | float:
+    """GPU-hours as a reader wants them: whole hours without `.0`, one decimal from one hour up,
+    two below (a 5-minute run on one GPU is 0.08, not 0)."""
+    value = round(hours, 1 if hours >= 1 else 2)
+    return int(value) if value == int(value) else value
+
+
+def _cost(runs: list[dict[str, Any]], duration: int) -> dict[str, Any]:
+    """What the GPU-hours of some runs are made of: the agentic runs with GPUs are timed; a
+    fixed-seq-len run has no set duration and a run without GPUs no count, so theirs are unknown."""
+    agentic = [r for r in runs if r["scenario"] == "agentic-coding"]
+    timed = [r for r in agentic if r["gpus"] > 0]
+    hours = sum(duration * r["gpus"] for r in timed) / 3600
+    return {
+        "timed": len(timed),
+        "untimed": len(runs) - len(agentic),
+        "no_gpus": len(agentic) - len(timed),
+        "gpus": sorted({r["gpus"] for r in timed}),
+        "gpu_hours": shown_hours(hours) if timed else None,
     }
+
+
+def _canary_topology(ctx: CheckContext, key: str, concurrency: int) -> str | None:
+    """The canary's topology when other runs of the key, at the head or removed, share its
+    concurrency: then `canary C20` and a removed C20 are told apart."""
+    canary = _canaries(ctx).get(key)
+    if canary is None:
+        return None
+    entry, change = ctx.diff.head_entry(key), ctx.diff.keys.get(key)
+    others = [(p, c) for p in (entry.points if entry else ()) for c in p.concurrencies]
+    others += [(r.point, r.concurrency) for r in (change.removed if change else ())]
+    return runlabels.label(canary, concurrency, others)
+
+
+def _key_finding(ctx: CheckContext, key: str, entry: dict[str, Any], duration: int) -> Finding:
+    runs = entry["runs"]
+    change = ctx.diff.keys.get(key)
+    where = {"file": change.file, "line": change.line} if change else {}
+    canary = runs[0]["concurrency"] if runs else None
+    return finding(
+        CHECK,
+        Severity.INFO,
+        "sweep-key-plan",
+        config_key=key,
+        **where,
+        key=key,
+        count=len(runs),
+        changed=len([r for r in runs if r["changed"]]),
+        evals=entry["eval_jobs"],
+        canary=canary,
+        canary_topology=_canary_topology(ctx, key, canary) if canary is not None else None,
+        removed=len(change.removed) if change else 0,
+        duration=duration,
+        append_only=entry["append_only"],
+        **_cost(runs, duration),
+    )
 
 
 def check(ctx: CheckContext) -> list[Finding]:
@@ -188,31 +259,10 @@ def check(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = ctx.unreadable(CHECK)
     if not appended(ctx.diff):
         return [*out, finding(CHECK, Severity.INFO, "sweep-nothing")]
+    duration = sweep["duration_s"]
     for key, entry in sweep["keys"].items():
-        runs = entry["runs"]
-        change = ctx.diff.keys.get(key)
-        where = {"file": change.file, "line": change.line} if change else {}
-        out.append(
-            finding(
-                CHECK,
-                Severity.INFO,
-                "sweep-key-plan",
-                config_key=key,
-                **where,
-                key=key,
-                count=len(runs),
-                changed=len([r for r in runs if r["changed"]]),
-                evals=entry["eval_jobs"],
-                canary=runs[0]["concurrency"] if runs else None,
-                runs=[(r["concurrency"], r["variant"]) for r in runs],
-                removed=entry["removed"],
-                duration=sweep["duration_s"],
-                gpus=sorted({r["gpus"] for r in runs}),
-                gpu_hours=entry["gpu_hours"],
-                untimed=entry["untimed_runs"],
-                append_only=entry["append_only"],
-            )
-        )
+        out.append(_key_finding(ctx, key, entry, duration))
+    every_run = [run for entry in sweep["keys"].values() for run in entry["runs"]]
     out.append(
         finding(
             CHECK,
@@ -221,10 +271,11 @@ def check(ctx: CheckContext) -> list[Finding]:
             runs=sweep["total_runs"],
             jobs=sweep["total_jobs"],
             evals=sweep["total_eval_jobs"],
-            gpu_hours=sweep["total_gpu_hours"],
             starts=sweep["starts"],
             reason=sweep["reason"] or "",
             trimmed=sweep["trimmed"],
+            duration=duration,
+            **_cost(every_run, duration),
         )
     )
     return out

@@ -5,9 +5,12 @@ from __future__ import annotations
 import fnmatch
 from typing import NamedTuple
 
+from bot.model.owners import CODEOWNERS_PATHS
 from bot.sources.snapshot import Snapshot
 
 E2E_ROOT = "inferencex-e2e/"
+# What a review reads, under either root: fetched in one batch by the action.
+DATA_PATHS = ("configs/", "benchmarks/", "perf-changelog.yaml", ".github/")
 # Before InferenceX moved them to the root (#1992), the master configs lived here.
 OLDER_CONFIGS = ".github/configs/"
 
@@ -65,3 +68,10 @@ def master_config_paths(snapshot: Snapshot, layout: Layout) -> list[str]:
         if paths:
             return paths
     return []
+
+
+def read_by_review(path: str) -> bool:
+    """Whether a review may read this file: the data paths under either root, or a CODEOWNERS."""
+    if path in CODEOWNERS_PATHS:
+        return True
+    return any(path.startswith(root + data) for root in ("", E2E_ROOT) for data in DATA_PATHS)

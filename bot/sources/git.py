@@ -9,25 +9,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from bot.catalog import msg
 from bot.sources.snapshot import SourceError, is_plain_path
 
 _WINDOW = 8192  # bytes of requests sent to `git cat-file --batch` and not answered yet
 
 
 class GitError(SourceError):
-    """The repository or a ref could not be used; the message is one line for the user."""
+    """The repository or a ref could not be used; `message` says why, in one line."""
 
 
 def _git(repo: Path, *args: str) -> str:
     try:
         done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False, timeout=60)
     except FileNotFoundError:
-        raise GitError("git is not installed or not on PATH") from None
+        raise GitError(msg("git-missing")) from None
     except subprocess.TimeoutExpired:
-        raise GitError(f"git {args[0]} did not finish within 60 s") from None
+        raise GitError(msg("git-timeout", command=args[0], seconds=60)) from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(message[-1] if message else f"git {args[0]} failed")
+        raise GitError(msg("git-failed", command=args[0], detail=message[-1] if message else ""))
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
@@ -47,25 +48,25 @@ class GitRepo:
     def open(cls, path: str | Path) -> GitRepo:
         repo = Path(path)
         if not repo.is_dir():
-            raise GitError(f"{repo} is not a folder")
+            raise GitError(msg("git-not-a-folder", path=str(repo)))
         try:
             inside = _git(repo, "rev-parse", "--is-inside-work-tree", "--is-bare-repository")
         except GitError:
-            raise GitError(f"{repo} is not a git repository") from None
+            raise GitError(msg("git-not-a-repository", path=str(repo))) from None
         if "true" not in inside:
-            raise GitError(f"{repo} is not a git repository")
+            raise GitError(msg("git-not-a-repository", path=str(repo)))
         return cls(repo)
 
     def resolve(self, ref: str) -> str:
         """The commit SHA a ref names, or a GitError saying the ref is unknown."""
         if ref.startswith("-"):
-            raise GitError(f"unknown ref {ref!r}")
+            raise GitError(msg("git-unknown-ref", ref=ref, repo=""))
         try:
             return _git(
                 self.path, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
             ).strip()
         except GitError:
-            raise GitError(f"unknown ref {ref!r} in {self.path}") from None
+            raise GitError(msg("git-unknown-ref", ref=ref, repo=str(self.path))) from None
 
     def merge_base(self, base: str, head: str) -> str:
         """Where head forked from base (what a pull request is compared against); base if none."""
@@ -122,7 +123,7 @@ class GitRepo:
         assert cat.stdout
         while path not in into:
             if not self._pending:
-                raise GitError(f"{path} was never asked of git cat-file")
+                raise GitError(msg("git-cat-file-unasked", path=path))
             target, wanted, line = self._pending.popleft()
             self._unanswered -= len(line)
             target[wanted] = self._answer(cat.stdout)
@@ -150,7 +151,7 @@ class GitRepo:
         hold spaces."""
         line = out.readline()
         if not line:
-            raise GitError("git cat-file stopped before answering")
+            raise GitError(msg("git-cat-file-stopped"))
         line = line.rstrip(b"\n")
         if line.endswith((b" missing", b" ambiguous")):
             return None
@@ -162,7 +163,7 @@ class GitRepo:
     def _batch(self) -> subprocess.Popen[bytes]:
         if self._cat is not None and self._cat.poll() is not None and (self._pending or self._queued):
             self.close()  # its unanswered requests are lost with it: say so rather than start over
-            raise GitError("git cat-file stopped before answering")
+            raise GitError(msg("git-cat-file-stopped"))
         if self._cat is None or self._cat.poll() is not None:
             self._cat = subprocess.Popen(
                 ["git", "-C", str(self.path), "cat-file", "--batch"],

@@ -2,11 +2,10 @@
 
 `fetch_pull` runs, with a timeout each and a configuration of its own (no system, global or user
 git configuration is read): a shallow, blobless `git fetch --depth=1 --filter=blob:none` of the
-merge base and the head, then one batched fetch of the blobs under the data paths (`configs/`,
-`benchmarks/`, `perf-changelog.yaml`, `.github/`, at the root and under `inferencex-e2e/`, the
-CODEOWNERS locations and any path named). The review then reads the commits through
-`bot.sources.git.GitRepo`, as in local mode; a file outside the data paths is fetched when first
-read. Nothing is checked out and nothing from the pull request is run.
+merge base and the head, then one batched fetch of the blobs of the files the caller wants (the
+action: the data paths of `bot.model.layout.read_by_review` and its settings file). The review then
+reads the commits through `bot.sources.git.GitRepo`, as in local mode; any other file is fetched
+when first read. Nothing is checked out and nothing from the pull request is run.
 
 The token reaches git only through the environment of the fetching git processes: a credential
 helper given on the command line prints `$PRBOT_GIT_TOKEN` (the variable's name is in the argument,
@@ -20,22 +19,18 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bot.action_text import Msg, msg
-from bot.model.layout import E2E_ROOT
-from bot.model.owners import CODEOWNERS_PATHS
+from bot.catalog import msg
 from bot.sources.git import GitRepo, GitSnapshot
 from bot.sources.snapshot import SourceError
 
 TOKEN_VARIABLE = "PRBOT_GIT_TOKEN"
 #: Seconds each git process may take.
 TIMEOUT = 120.0
-#: What the review reads, under each root of the layout (`bot.model.layout`).
-DATA_PATHS = ("configs/", "benchmarks/", "perf-changelog.yaml", ".github/")
-ROOTS = ("", E2E_ROOT)
 # Prints the credentials git asks for; the shell expands the variable inside git's child process.
 _CREDENTIAL_HELPER = (
     f'!f() {{ test "$1" = get && echo username=x-access-token && echo "password=${TOKEN_VARIABLE}"; }}; f'
@@ -58,10 +53,6 @@ _PASSED_THROUGH = (
 class FetchError(SourceError):
     """The commits could not be fetched with git; `message` says why, in one line."""
 
-    def __init__(self, message: Msg) -> None:
-        super().__init__(str(message))
-        self.message = message
-
 
 def remote_url(server: str, repository: str) -> str:
     """`<server>/<owner>/<name>.git`; the server must be a plain http(s) address, without credentials."""
@@ -70,12 +61,6 @@ def remote_url(server: str, repository: str) -> str:
     if parts.scheme not in ("https", "http") or not parts.hostname or "@" in parts.netloc or parts.query:
         raise FetchError(msg("action-git-server-url"))
     return f"{server}/{repository}.git"
-
-
-def _data_path(path: str, extra: frozenset[str]) -> bool:
-    if path in extra or path in CODEOWNERS_PATHS:
-        return True
-    return any(path.startswith(root + data) for root in ROOTS for data in DATA_PATHS)
 
 
 @dataclass
@@ -162,15 +147,15 @@ class FetchedRepo:
                 stdin="".join(f"{oid}\n" for oid in oids),
             )
 
-    def fetch_data(self, shas: list[str], extra: frozenset[str]) -> None:
-        """List each commit's tree and fetch the blobs under the data paths in one batch."""
-        wanted: set[str] = set()
+    def fetch_data(self, shas: list[str], wanted: Callable[[str], bool]) -> None:
+        """List each commit's tree and fetch the blobs of the files `wanted` names in one batch."""
+        oids: set[str] = set()
         for sha in shas:
             blobs, self._submodules[sha] = self._entries(sha)
-            wanted.update(oid for path, oid in blobs.items() if _data_path(path, extra))
-            self._unfetched[sha] = {p: oid for p, oid in blobs.items() if not _data_path(p, extra)}
-        self.fetch(sorted(wanted))
-        self.data_blobs = len(wanted)
+            oids.update(oid for path, oid in blobs.items() if wanted(path))
+            self._unfetched[sha] = {p: oid for p, oid in blobs.items() if not wanted(p)}
+        self.fetch(sorted(oids))
+        self.data_blobs = len(oids)
 
     def _entries(self, sha: str) -> tuple[dict[str, str], set[str]]:
         """path -> blob id of every file of a commit, and the paths of its submodules (the trees
@@ -249,11 +234,12 @@ def fetch_pull(
     token: str,
     *,
     temp: str | None = None,
-    paths: frozenset[str] = frozenset(),
+    wanted: Callable[[str], bool],
     timeout: float = TIMEOUT,
 ) -> FetchedRepo:
     """Fetch commits `base` and `head` of `owner/name` into a new folder under `temp` (a system
-    temporary folder if None) with the blobs of the data paths and of `paths`; raises FetchError."""
+    temporary folder if None) with, in one batch, the blobs of the files `wanted` names (the
+    others come one batch at a time when they are read); raises FetchError."""
     url = remote_url(server, repository)
     folder = Path(tempfile.mkdtemp(prefix="prbot-git-", dir=temp or None))
     fetched = FetchedRepo(folder, url, token, timeout)
@@ -261,7 +247,7 @@ def fetch_pull(
         fetched.init()
         commits = list(dict.fromkeys([base, head]))
         fetched.fetch(commits, commits=True)
-        fetched.fetch_data(commits, paths)
+        fetched.fetch_data(commits, wanted)
     except BaseException:
         fetched.close()
         raise

@@ -1,7 +1,8 @@
 """A pull request and its files through the GitHub REST API (PyGithub): nothing is checked out or run.
 
 `connect` builds the client (retries with backoff on 5xx), `GitHubSource` loads a pull request's
-metadata, changed files, comments and team members, and `GitHubSnapshot` reads the files of one
+metadata, changed files (with the lines its diff touches), comments and team members, lists, posts
+and deletes review comments, and `GitHubSnapshot` reads the files of one
 commit (implements `bot.sources.snapshot.Snapshot`). Every API failure is raised as a `GitHubError`
 whose message is one line that names what was being done and never the token.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import base64
 import logging
 import math
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,10 +31,8 @@ from github import Auth, Github, GithubException, RateLimitExceededException, se
 from github.PullRequest import PullRequest as GhPull
 from urllib3.util import Retry
 
-from bot import textsafe
-from bot.action_text import Msg, msg
+from bot.catalog import Msg, msg
 from bot.pullrequest import Comment, PullRequest
-from bot.render import MARKER
 from bot.sources.snapshot import Oversized, SourceError, is_plain_path
 from bot.yamlsafe import MAX_BYTES
 
@@ -77,7 +77,7 @@ def connect(token: str, api_url: str | None = None, options: ClientOptions | Non
         total=options.retries,
         backoff_factor=options.backoff_factor,
         status_forcelist=list(RETRY_STATUSES),
-        allowed_methods=None,  # writes too: a duplicated comment is cleaned up by bot.sticky
+        allowed_methods=None,  # writes too: a duplicated comment is cleaned up by bot.github_action.sticky
         raise_on_status=False,  # the last 5xx reaches PyGithub, which raises it with its status
         respect_retry_after_header=False,  # a 503's Retry-After could be an hour: backoff only
     )
@@ -97,8 +97,7 @@ class GitHubError(SourceError):
     """An API call failed; `message` says what was being done and why, in both languages."""
 
     def __init__(self, message: Msg, status: int | None = None) -> None:
-        super().__init__(str(message))
-        self.message = message
+        super().__init__(message)
         self.status = status
 
     @property
@@ -111,7 +110,7 @@ API_ERRORS = (GithubException, requests.RequestException, urllib3.exceptions.HTT
 
 def _detail(data: Any) -> str:
     text = data.get("message", "") if isinstance(data, dict) else data if isinstance(data, str) else ""
-    return textsafe.clip(str(text), _MAX_DETAIL_CHARS)
+    return str(text)[:_MAX_DETAIL_CHARS]  # rendering escapes it and cuts out any secret
 
 
 def rate_limited(exc: GithubException) -> bool:
@@ -173,6 +172,29 @@ def _login(user: Any) -> str:
     return user.login if user is not None else "ghost"
 
 
+_HUNK = re.compile(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def touched_lines(patch: Any) -> frozenset[int]:
+    """The head-side line numbers that a file's `patch` (as the API lists it) adds or changes: its
+    `+` lines; none for a file without a patch (binary, or a diff too large for GitHub to show)."""
+    if not isinstance(patch, str):
+        return frozenset()
+    touched: set[int] = set()
+    line = None  # the head-side number of the next line; None before the first hunk
+    for row in patch.split("\n"):  # not splitlines(): a line may hold U+2028 and the like
+        hunk = _HUNK.match(row)
+        if hunk:
+            line = int(hunk.group(1))
+        elif line is None or row.startswith(("-", "\\")):
+            continue  # a removed line, or the "No newline at end of file" mark
+        else:
+            if row.startswith("+"):
+                touched.add(line)
+            line += 1
+    return frozenset(touched)
+
+
 @dataclass
 class PullInfo:
     """What the review needs to know about one pull request."""
@@ -185,6 +207,18 @@ class PullInfo:
     head_sha: str
     changed_files: list[str]
     notes: list[Msg] = field(default_factory=list)
+    touched: dict[str, frozenset[int]] = field(default_factory=dict)  # path -> lines the diff adds
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What the comparison of a pull request's base and head says (`GitHubSource.changed_files`)."""
+
+    merge_base: str
+    files: list[str]  # renames: both names
+    notes: list[Msg]
+    head_message: str
+    touched: dict[str, frozenset[int]]  # head path -> the lines its patch adds or changes
 
 
 class GitHubSource:
@@ -239,11 +273,14 @@ class GitHubSource:
         doing = msg("action-doing-pull", number=number)
         return self.call(doing, lambda: self.repo.get_pull(number).complete())
 
-    def load(self, number: int, *, pull: GhPull | None = None) -> PullInfo:
-        """Metadata, merge base, changed files and comments of pull request `number`."""
+    def load(
+        self, number: int, *, pull: GhPull | None = None, own_marker: str | tuple[str, ...] | None = None
+    ) -> PullInfo:
+        """Metadata, merge base, changed files and comments of pull request `number`; comments and
+        review bodies that start with `own_marker` (the bot's own, one marker or several) are left out."""
         pull = pull or self.pull(number)
-        merge_base, files, notes, head_message = self.changed_files(pull)
-        comments = self.call(msg("action-doing-comments"), lambda: self.comments(pull))
+        changes = self.changed_files(pull)
+        comments = self.call(msg("action-doing-comments"), lambda: self.comments(pull, own_marker))
         request = PullRequest(
             title=pull.title or "",
             body=pull.body or "",
@@ -254,15 +291,25 @@ class GitHubSource:
             author=pull.user.login if pull.user else None,
             comments=comments,
             is_pull_request=True,
-            head_message=head_message,
+            head_message=changes.head_message,
             draft=bool(pull.draft),
             from_fork=pull.head.repo is None or pull.head.repo.full_name != self.repo.full_name,
         )
-        return PullInfo(number, pull, request, pull.state, merge_base, pull.head.sha, files, notes)
+        return PullInfo(
+            number,
+            pull,
+            request,
+            pull.state,
+            changes.merge_base,
+            pull.head.sha,
+            changes.files,
+            changes.notes,
+            changes.touched,
+        )
 
-    def changed_files(self, pull: GhPull) -> tuple[str, list[str], list[Msg], str]:
-        """The merge base of the PR's base and head, the files changed since it (renames: both
-        names), and the head commit's message (from the same comparison when it lists the head)."""
+    def changed_files(self, pull: GhPull) -> Changes:
+        """The merge base of the PR's base and head, the files changed since it and the lines each
+        patch adds, and the head commit's message (from the same comparison when it lists the head)."""
         doing = msg("action-doing-files")
 
         def compare() -> tuple[str, list[Any], str | None]:
@@ -287,21 +334,51 @@ class GitHubSource:
             names.append(item.filename)
             if item.status == "renamed" and item.previous_filename:
                 names.append(item.previous_filename)
-        return merge_base, list(dict.fromkeys(names)), notes, head_message
+        touched = {item.filename: touched_lines(item.patch) for item in files}
+        return Changes(merge_base, list(dict.fromkeys(names)), notes, head_message, touched)
 
-    def comments(self, pull: GhPull) -> tuple[Comment, ...]:
-        """PR comments and review bodies (for CODEOWNERS sign-offs), oldest first, the bot's own left out."""
+    def comments(self, pull: GhPull, own_marker: str | tuple[str, ...] | None = None) -> tuple[Comment, ...]:
+        """PR comments and review bodies (for CODEOWNERS sign-offs), oldest first, leaving out those
+        that start with `own_marker`."""
+        markers = (own_marker,) if isinstance(own_marker, str) else own_marker or ()
         found = [
             Comment(_login(c.user), c.body or "", _iso(c.created_at), c.author_association or "NONE")
             for c in pull.get_issue_comments()
-            if not (c.body or "").startswith(MARKER)
+            if not (c.body or "").startswith(markers)
         ]
         found += [
             Comment(_login(r.user), r.body, _iso(r.submitted_at), r.author_association or "NONE")
             for r in pull.get_reviews()
-            if r.body and r.submitted_at is not None
+            if r.body and r.submitted_at is not None and not r.body.startswith(markers)
         ]
         return tuple(sorted(found, key=lambda c: c.created_at))
+
+    # ------------------------------------------------------------ review comments
+
+    def review_comments(self, pull: GhPull) -> list[Any]:
+        """Every review comment on the pull request's lines (all pages), oldest first."""
+        return self.call(msg("review-doing-list"), lambda: list(pull.get_review_comments()))
+
+    def post_review(self, pull: GhPull, head_sha: str, body: str, comments: list[dict[str, Any]]) -> None:
+        """One review of commit `head_sha` that only comments (`COMMENT`: never an approval or a
+        request for changes), with `comments` as `{path, line, side, body}` on its lines."""
+        commit = self.repo.get_commit(head_sha)  # lazy: names the commit, requests nothing
+        self.call(
+            msg("review-doing-post"),
+            lambda: pull.create_review(commit=commit, body=body, event="COMMENT", comments=comments),
+        )
+
+    def delete_review_comment(self, comment: Any) -> None:
+        """Delete one review comment; one already gone (404: a racing run deleted it) is no error."""
+
+        def delete() -> None:
+            try:
+                comment.delete()
+            except GithubException as exc:
+                if exc.status != 404:
+                    raise
+
+        self.call(msg("review-doing-delete"), delete)
 
     def team_members(self, org: str, team: str) -> tuple[str, ...] | None:
         """Logins of a team's members; None when they cannot be read (403/404: the token may not; or

@@ -23,15 +23,15 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cache
 
 import httpx
 
-from bot import messages
-from bot.model.references import (  # noqa: F401 - re-exported for callers of this module
+from bot.catalog import Msg, msg
+from bot.sources.references import (  # noqa: F401 - re-exported for callers of this module
     _DIGEST_RE,
     DOCKER_HUB,
     ENV_ALLOW_PRIVATE,
@@ -81,18 +81,22 @@ class Credentials:
     password: str = field(repr=False)
 
 
-def _warn(message_id: str, **params: object) -> None:
-    """A log warning from the message catalog, in English then Chinese."""
-    log.warning("%s\n%s", *(messages.render(message_id, lang, params) for lang in messages.LANGS))
+Warn = Callable[[Msg], None]
 
 
-def credentials_from_env(environ: Mapping[str, str]) -> dict[str, Credentials]:
-    """Per-host logins from `PRBOT_REGISTRY_CREDENTIALS`, a JSON object of host → {username, password}.
+def _log(message: Msg) -> None:
+    """Where a warning goes when the caller gives no log of its own: Python's logging, by id."""
+    log.warning("%s %s", message.id, message.params)
+
+
+def credentials_from_env(environ: Mapping[str, str], warn: Warn = _log) -> dict[str, Credentials]:
+    """Per-host logins from `PRBOT_REGISTRY_CREDENTIALS`, a JSON object of host → {username, password};
+    `warn` is told of entries that are not used.
 
     The old global pair (`ENV_LEGACY`) is ignored, with a warning: it was offered to any registry.
     """
     if any(environ.get(name) for name in ENV_LEGACY):
-        _warn("digest-log-legacy-credentials", legacy=list(ENV_LEGACY), env=ENV_CREDENTIALS)
+        warn(msg("digest-log-legacy-credentials", legacy=list(ENV_LEGACY), env=ENV_CREDENTIALS))
     raw = environ.get(ENV_CREDENTIALS, "").strip()
     if not raw:
         return {}
@@ -101,14 +105,14 @@ def credentials_from_env(environ: Mapping[str, str]) -> dict[str, Credentials]:
     except ValueError:
         table = None
     if not isinstance(table, dict):
-        _warn("digest-log-credentials-not-json", env=ENV_CREDENTIALS)
+        warn(msg("digest-log-credentials-not-json", env=ENV_CREDENTIALS))
         return {}
     found: dict[str, Credentials] = {}
     for host, entry in table.items():
         if isinstance(entry, dict) and entry.get("username") and entry.get("password"):
             found[_normalize_host(str(host))] = Credentials(str(entry["username"]), str(entry["password"]))
         else:
-            _warn("digest-log-credentials-incomplete", env=ENV_CREDENTIALS, host=str(host))
+            warn(msg("digest-log-credentials-incomplete", env=ENV_CREDENTIALS, host=str(host)))
     return found
 
 
@@ -284,6 +288,7 @@ class RegistryClient:
         allowed_private: Iterable[str] = (),
         credentials: Mapping[str, Credentials] | None = None,
         environ: Mapping[str, str] | None = None,
+        warn: Warn | None = None,
     ) -> None:
         env = os.environ if environ is None else environ
         self._timeout = timeout
@@ -291,7 +296,7 @@ class RegistryClient:
         self._max_workers = max_workers
         self._backoff = retry_backoff
         self._insecure = {_normalize_host(h) for h in (*insecure_hosts, *insecure_from_env(env))}
-        given = credentials_from_env(env) if credentials is None else credentials
+        given = credentials_from_env(env, warn or _log) if credentials is None else credentials
         self._credentials = {_normalize_host(host): login for host, login in given.items()}
         # Everything secret that a careless registry might echo back, to be cut from messages.
         self._secrets = {s for c in self._credentials.values() for s in (c.password, _basic(c).split()[1])}

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from bot.catalog import Msg
+
 
 class SourceError(Exception):
     """A file source could not give what was asked of it (git failed, the API refused): the review
-    did not run on the real files, so the caller reports that instead of a review."""
+    did not run on the real files, so the caller reports that instead of a review. `message` says
+    why, as a catalog message (`bot.catalog`)."""
+
+    def __init__(self, message: Msg) -> None:
+        super().__init__(message.id)
+        self.message = message
 
 
 class Oversized(bytes):

@@ -1,5 +1,9 @@
 """What the workflow asked for: the action's inputs and whether the event should start a review.
 
+A review starts on a pull request event (`PR_ACTIONS`), on a review a person submitted, edited or
+dismissed (`REVIEW_ACTIONS`: it may add or withdraw a CODEOWNER's sign-off) and on a `/review`
+comment by an owner, member or collaborator; every other event is skipped with a log line.
+
 Only the standard environment is read: `GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH` and the inputs,
 which a Docker action receives as `INPUT_<NAME>` with the name upper-cased and its dashes kept
 (`INPUT_FAIL-ON`); the underscore form (`INPUT_FAIL_ON`) is accepted as well.
@@ -13,12 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.action_text import Msg, msg
+from bot.catalog import Msg, msg
 
 PR_EVENTS = frozenset(("pull_request", "pull_request_target"))
 PR_ACTIONS = frozenset(
     ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled", "edited")
 )
+#: A review submitted, edited or dismissed may add or withdraw a CODEOWNER's sign-off.
+REVIEW_EVENT = "pull_request_review"
+REVIEW_ACTIONS = frozenset(("submitted", "edited", "dismissed"))
 TRUSTED_ASSOCIATIONS = frozenset(("OWNER", "MEMBER", "COLLABORATOR"))
 COMMAND = re.compile(r"\s*/review(?:\s|$)")
 FAIL_ON = ("blocking", "warning", "never")
@@ -35,7 +42,7 @@ class ActionError(Exception):
     """The action cannot run as configured; `message` is one line, in both languages."""
 
     def __init__(self, message: Msg) -> None:
-        super().__init__(str(message))
+        super().__init__(message.id)
         self.message = message
 
 
@@ -142,6 +149,16 @@ class Skip:
     reason: Msg
 
 
+def _mapping(value: object) -> Mapping[str, Any]:
+    """`value` if it is a JSON object, else an empty one: a malformed payload must not crash."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _number(value: object) -> int | None:
+    """A pull request or issue number, or None when `value` is not one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def _is_bot(user: Mapping[str, Any]) -> bool:
     return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
 
@@ -152,24 +169,42 @@ def classify(event: str, payload: Mapping[str, Any]) -> Trigger | Skip:
     if event in PR_EVENTS:
         if action not in PR_ACTIONS:
             return Skip(msg("action-skip-action", event=event, action=action))
-        pull = payload.get("pull_request") or {}
-        number = payload.get("number") or pull.get("number")
-        if not isinstance(number, int):
-            return Skip(msg("action-skip-not-pr"))
-        if pull.get("state") == "closed":
-            return Skip(msg("action-skip-closed", number=number))
-        if pull.get("draft"):
-            return Skip(msg("action-skip-draft", number=number))
-        return Trigger(number)
+        pull = _mapping(payload.get("pull_request"))
+        return _open_pull(event, pull, _number(payload.get("number")) or _number(pull.get("number")))
+    if event == REVIEW_EVENT:
+        return _review(payload, action)
     if event == "issue_comment":
         return _comment(payload, action)
     return Skip(msg("action-skip-event", event=event))
 
 
+def _open_pull(event: str, pull: Mapping[str, Any], number: int | None) -> Trigger | Skip:
+    """Review pull request `number` unless the event shows it closed or a draft."""
+    if number is None:
+        return Skip(msg("action-skip-no-number", event=event))
+    if pull.get("state") == "closed":
+        return Skip(msg("action-skip-closed", number=number))
+    if pull.get("draft"):
+        return Skip(msg("action-skip-draft", number=number))
+    return Trigger(number)
+
+
+def _review(payload: Mapping[str, Any], action: str) -> Trigger | Skip:
+    """A person's review, which may sign off or withdraw a sign-off, refreshes the comment; a
+    bot's review (prbot's own inline review among them) does not."""
+    if action not in REVIEW_ACTIONS:
+        return Skip(msg("action-skip-action", event=REVIEW_EVENT, action=action))
+    user = _mapping(_mapping(payload.get("review")).get("user"))
+    if _is_bot(user):
+        return Skip(msg("action-skip-review-bot", login=str(user.get("login", ""))))
+    pull = _mapping(payload.get("pull_request"))
+    return _open_pull(REVIEW_EVENT, pull, _number(pull.get("number")))
+
+
 def _comment(payload: Mapping[str, Any], action: str) -> Trigger | Skip:
-    issue = payload.get("issue") or {}
-    comment = payload.get("comment") or {}
-    user = comment.get("user") or {}
+    issue = _mapping(payload.get("issue"))
+    comment = _mapping(payload.get("comment"))
+    user = _mapping(comment.get("user"))
     login = str(user.get("login", ""))
     if not issue.get("pull_request"):
         return Skip(msg("action-skip-not-pr"))
@@ -182,7 +217,7 @@ def _comment(payload: Mapping[str, Any], action: str) -> Trigger | Skip:
     association = str(comment.get("author_association") or "NONE")
     if association not in TRUSTED_ASSOCIATIONS:
         return Skip(msg("action-skip-association", login=login, association=association))
-    number, comment_id = issue.get("number"), comment.get("id")
-    if not isinstance(number, int):
+    number = _number(issue.get("number"))
+    if number is None:
         return Skip(msg("action-skip-not-pr"))
-    return Trigger(number, manual=True, comment_id=comment_id if isinstance(comment_id, int) else None)
+    return Trigger(number, manual=True, comment_id=_number(comment.get("id")))

@@ -102,7 +102,7 @@ def _no_links(text: str) -> str:
 def md_text(value: object) -> str:
     """A PR value as inert inline markdown text: it reads the same, but nothing in it is markup or
     a mention. Links and references are broken in the whole message it is placed in (`no_links`,
-    which `bot.messages.render` applies to every markdown message), where a value next to
+    which `bot.output.messages.render` applies to every markdown message), where a value next to
     template text is seen as GitHub will see it."""
     text = clip(str(value))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

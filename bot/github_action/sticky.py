@@ -17,8 +17,8 @@ from typing import Any
 
 from github import GithubException
 
-from bot.action_text import msg
-from bot.render import MARKER
+from bot.catalog import msg
+from bot.output.render import MARKER
 from bot.sources.github import GitHubError, GitHubSource
 
 CREATED, UPDATED, UNCHANGED, READ_ONLY, FAILED = "created", "updated", "unchanged", "read-only", "failed"
@@ -76,7 +76,7 @@ def _delete(comments: Iterable[Any]) -> int:
 
 def publish(source: GitHubSource, number: int, body: str, bot_login: str) -> StickyResult:
     """Edit our comment on pull request `number` to `body`, or create it when there is none;
-    `bot_login` is who we are when GitHub does not say (`bot.action_events.DEFAULT_BOT_LOGIN`)."""
+    `bot_login` is who we are when GitHub does not say (`bot.github_action.events.DEFAULT_BOT_LOGIN`)."""
     try:
         return source.call(msg("action-doing-comment"), lambda: _publish(source, number, body, bot_login))
     except GitHubError as error:

@@ -1,9 +1,10 @@
 """`prbot action`: review the pull request of a GitHub Actions event and publish the result.
 
-Flow: inputs and event (`bot.action_events`) → pull request, comparison and comments through the
-API (`bot.sources.github`) → the two commits fetched with git (`bot.sources.git_fetch`), else
-their files through the API; the head is never checked out or run → `bot.engine.review` → the sticky
-comment (`bot.sticky`), job summary, outputs, annotations and JSON report (`bot.summary`).
+Flow: inputs and event (`bot.github_action.events`) → pull request, comparison and comments
+through the API (`bot.sources.github`) → the two commits fetched with git (`bot.sources.git_fetch`),
+else their files through the API; the head is never checked out or run → `bot.pipeline.run` → the
+sticky comment (`bot.github_action.sticky`), the inline review (`bot.github_action.review`), job
+summary, outputs, annotations and JSON report (`bot.output`).
 Exit status: 0 or 1 by the verdict and `fail-on`; 2 when the review could not run at all. A run
 that could not complete still updates the comment, saying that nothing was checked.
 """
@@ -18,18 +19,23 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import TextIO
 
-from bot import pipeline, summary
-from bot.action_events import ActionError, Inputs, Skip, Trigger, classify, exit_code, load_event
-from bot.action_text import Console, Msg, msg
+from bot import pipeline
+from bot.catalog import Msg, msg
+from bot.github_action import outputs
+from bot.github_action import review as inline
+from bot.github_action.console import Console
+from bot.github_action.events import ActionError, Inputs, Skip, Trigger, classify, exit_code, load_event
+from bot.github_action.sticky import CREATED, READ_ONLY, UNCHANGED, UPDATED, publish, react
+from bot.model.layout import read_by_review
 from bot.model.owners import OwnersError, OwnersFile, find_codeowners
-from bot.render import COMMENT_LIMIT
+from bot.output import messages, report_json, summary
+from bot.output.render import COMMENT_LIMIT, MARKER
 from bot.report import EXIT_ERROR, Report
 from bot.settings import Settings, SettingsError
 from bot.sources.git_fetch import FetchedRepo, FetchError, fetch_pull
 from bot.sources.github import ClientOptions, GitHubError, GitHubSource, PullInfo, connect
 from bot.sources.registry import ENV_CREDENTIALS
 from bot.sources.snapshot import Snapshot
-from bot.sticky import CREATED, READ_ONLY, UNCHANGED, UPDATED, publish, react
 
 
 @dataclass
@@ -40,6 +46,7 @@ class Outcome:
     base: str = ""
     head: str = ""
     notes: list[Msg] = field(default_factory=list)
+    info: PullInfo | None = None  # the pull request as read: the inline review needs its diff
 
 
 def run_action(
@@ -53,9 +60,9 @@ def run_action(
     console = Console(stream)
     try:
         inputs = Inputs.from_env(env)
-        if inputs.registry_credentials:  # the registry client's only logins; the input wins over a step's env
-            env[ENV_CREDENTIALS] = inputs.registry_credentials
-        console.add_secrets([inputs.token, *_registry_secrets(env.get(ENV_CREDENTIALS, ""))])
+        console.add_secrets(
+            [inputs.token, *_registry_secrets(registry_env(env, inputs).get(ENV_CREDENTIALS, ""))]
+        )
         event, payload = load_event(env)
     except ActionError as exc:
         return _stopped(console, env, exc.message)
@@ -77,8 +84,17 @@ def _internal(exc: BaseException) -> Msg:
 def _stopped(console: Console, env: Mapping[str, str], message: Msg) -> int:
     _fail_log(console, message)
     with contextlib.suppress(OSError):  # the error line above is what matters
-        summary.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "error"})
+        outputs.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "error"})
     return EXIT_ERROR
+
+
+def registry_env(env: Mapping[str, str], inputs: Inputs) -> dict[str, str]:
+    """What the registry client reads: the step's environment, with the `registry-credentials`
+    input as its only logins when given (over a `PRBOT_REGISTRY_CREDENTIALS` in the step's env)."""
+    merged = dict(env)
+    if inputs.registry_credentials:
+        merged[ENV_CREDENTIALS] = inputs.registry_credentials
+    return merged
 
 
 def _registry_secrets(raw: str) -> list[str]:
@@ -94,7 +110,7 @@ def _registry_secrets(raw: str) -> list[str]:
 
 
 def _fail_log(console: Console, message: Msg) -> None:
-    console.command(f"::error title=prbot::{summary.escape_data(console.redact(str(message)))}")
+    console.command(f"::error title=prbot::{outputs.escape_data(console.redact(messages.text(message)))}")
 
 
 def _os_detail(exc: OSError) -> str:
@@ -104,7 +120,7 @@ def _os_detail(exc: OSError) -> str:
 def _skipped(console: Console, env: Mapping[str, str], reason: Msg) -> int:
     console.info(reason)
     try:
-        summary.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "skipped"})
+        outputs.write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": "skipped"})
     except OSError as exc:
         console.info(msg("action-output-failed", what="GITHUB_OUTPUT", detail=_os_detail(exc)))
     return 0
@@ -142,8 +158,8 @@ class _Run:
             if not trigger.manual and pull.draft:
                 return Outcome(skip=msg("action-skip-draft", number=trigger.number))
             outcome.head = pull.head.sha[:12]
-            info = self.source.load(trigger.number, pull=pull)
-            outcome.base, outcome.notes = info.base_sha[:12], list(info.notes)
+            info = self.source.load(trigger.number, pull=pull, own_marker=(MARKER, inline.REVIEW_MARKER))
+            outcome.base, outcome.notes, outcome.info = info.base_sha[:12], list(info.notes), info
             with self._commits(info) as (base, head, changed):
                 if changed is not info.changed_files:  # git listed every file: the API's cap is moot
                     outcome.notes = [n for n in outcome.notes if n.id != "action-files-capped"]
@@ -159,7 +175,10 @@ class _Run:
                         files=len(changed),
                     )
                 )
-                review = pipeline.ReviewInput(base, head, changed, pr, settings, offline=self.inputs.offline)
+                resolve = pipeline.registries(self.console.info, registry_env(self.env, self.inputs))
+                review = pipeline.ReviewInput(
+                    base, head, changed, pr, settings, offline=self.inputs.offline, resolve=resolve
+                )
                 outcome.report = pipeline.run(review)
         except (GitHubError, ActionError, FetchError) as exc:
             outcome.failure = exc.message
@@ -198,7 +217,7 @@ class _Run:
                 info.head_sha,
                 self.inputs.token,
                 temp=self.env.get("RUNNER_TEMP"),
-                paths=frozenset([self.inputs.config]),
+                wanted=lambda path: path == self.inputs.config or read_by_review(path),
             )
         except FetchError as exc:
             self.console.info(msg("action-git-fallback", reason=exc.message))
@@ -209,7 +228,7 @@ class _Run:
         try:
             settings = pipeline.settings_at(base, path)
         except SettingsError as exc:
-            raise ActionError(msg("action-settings-invalid", path=path, detail=str(exc))) from None
+            raise ActionError(msg("action-settings-invalid", path=path, detail=exc.message)) from None
         self.console.info(msg("action-settings-loaded" if settings else "action-settings-absent", path=path))
         return settings or Settings()
 
@@ -239,7 +258,7 @@ class _Run:
         if outcome.report is not None:
             report = outcome.report
             comment, full = summary.review_texts(report, lang, outcome.base, outcome.head)
-            blocking, warnings = summary.counts(report)
+            blocking, warnings = outputs.counts(report)
             self.console.info(
                 msg("action-review-done", verdict=report.verdict, blocking=blocking, warnings=warnings)
             )
@@ -255,20 +274,22 @@ class _Run:
         run_notes = self._comment(trigger, self.console.redact(comment))
         if cut:
             run_notes.append(msg("action-comment-cut"))
-        outputs = {"verdict": self._verdict(outcome)}
+        if outcome.report is not None and outcome.info is not None and self.inputs.comment:
+            run_notes += self._inline(outcome.info, outcome.report)
+        values = {"verdict": self._verdict(outcome)}
         if outcome.report is not None:
-            for line in summary.annotations(outcome.report):
+            for line in outputs.annotations(outcome.report):
                 self.console.command(line)
-            blocking, warnings = summary.counts(outcome.report)
-            outputs.update(blocking=str(blocking), warnings=str(warnings))
-            outputs["report"] = self._write_report(outcome.report)
+            blocking, warnings = outputs.counts(outcome.report)
+            values.update(blocking=str(blocking), warnings=str(warnings))
+            values["report"] = self._write_report(outcome.report)
         self._safely(
             "GITHUB_STEP_SUMMARY",
-            lambda path: summary.write_summary(
+            lambda path: outputs.write_summary(
                 path, self.console.redact(summary.summary_text(full, run_notes + notes, lang))
             ),
         )
-        self._safely("GITHUB_OUTPUT", lambda path: summary.write_outputs(path, outputs))
+        self._safely("GITHUB_OUTPUT", lambda path: outputs.write_outputs(path, values))
         return code
 
     def _comment(self, trigger: Trigger, body: str) -> list[Msg]:
@@ -296,10 +317,25 @@ class _Run:
         self.console.info(note)
         return [note]
 
+    def _inline(self, info: PullInfo, report: Report) -> list[Msg]:
+        """The inline review of the blocking findings on changed lines; a note when it failed."""
+        lang = self.inputs.lang
+        wanted = inline.wanted_comments(report, info.touched, lang)
+        result = inline.publish_review(
+            self.source, info.pull, info.head_sha, wanted, lang, self.inputs.bot_login
+        )
+        for line in inline.log_lines(result, info.head_sha[:12]):
+            self.console.info(line)
+        note = inline.note(result)
+        if note is None:
+            return []
+        self.console.info(note)
+        return [note]
+
     def _write_report(self, report: Report) -> str:
-        path, shown = summary.report_path(self.env)
+        path, shown = outputs.report_path(self.env)
         try:
-            path.write_bytes(report.json_bytes() + b"\n")
+            path.write_bytes(report_json.json_bytes(report) + b"\n")
         except OSError as exc:
             self.console.info(msg("action-output-failed", what=str(path), detail=_os_detail(exc)))
             return ""

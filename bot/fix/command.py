@@ -1,0 +1,125 @@
+"""`prbot fix`: review `base...head` as `prbot review` does, then make the fixes known for its
+findings in the working tree (`bot.fix.plan` decides them, `bot.fix.apply` writes them).
+
+Exit status: 0 when every blocking finding was fixed, 1 when some remain, 2 when the review could
+not run or a file could not be written safely (then no file was changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from bot.catalog import Msg, msg
+from bot.findings import Finding
+from bot.fix import apply
+from bot.fix.apply import FixError
+from bot.fix.arguments import arguments
+from bot.fix.plan import Plan, left_message, needed_files, plan
+from bot.output import messages
+
+EXIT_FIXED, EXIT_LEFT, EXIT_ERROR = 0, 1, 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`prbot fix` on its own: parse `argv` (the arguments after `fix`) and run."""
+    return run(arguments(argparse.ArgumentParser(prog="prbot fix")).parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Review, plan, check the working tree, then write (or, with --dry-run, print the diff)."""
+    try:
+        findings = _review(args)
+        head, changelog, pr_url = _head_files(args, findings)
+        fixes = plan(findings, head, changelog, pr_url)
+        _write(args, fixes, head)
+    except FixError as exc:
+        _say(exc.message, args.lang, sys.stderr, prefix="prbot: ")
+        return EXIT_ERROR
+    _report(args, fixes)
+    return EXIT_LEFT if fixes.left else EXIT_FIXED
+
+
+def _review(args: argparse.Namespace) -> list[Finding]:
+    """The findings of `prbot review` of the same refs; FixError when it could not run."""
+    from bot.local import LocalRequest, run_local
+    from bot.settings import SettingsError
+    from bot.sources.git import GitError
+
+    request = LocalRequest(
+        repo=args.repo,
+        base=args.base,
+        head=args.head,
+        pr_number=args.pr_number,
+        pr_url=args.pr_url,
+        offline=args.offline,
+    )
+    try:
+        report = run_local(
+            request, log=lambda message: _say(message, args.lang, sys.stderr, prefix="prbot: ")
+        )[0]
+    except (GitError, SettingsError) as exc:
+        raise FixError(exc.message) from None
+    if not report.reviewed:
+        errors = sorted({str(f.params.get("error", f.message_id)) for f in report.findings})
+        raise FixError(msg("fix-error-review", error=", ".join(errors)))
+    return report.findings
+
+
+def _head_files(
+    args: argparse.Namespace, findings: list[Finding]
+) -> tuple[dict[str, bytes | None], str, str | None]:
+    """The head's bytes of the files the plan reads, the changelog's path, and this PR's URL (as
+    the review derived it: `--pr-url`, else the origin remote and `--pr-number`)."""
+    from bot.local import pr_url_for
+    from bot.model.layout import detect
+    from bot.sources.git import GitError, GitRepo
+    from bot.sources.snapshot import Oversized
+
+    try:
+        repo = GitRepo.open(args.repo)
+        try:
+            snapshot = repo.snapshot(repo.resolve(args.head))
+            changelog = detect(snapshot).changelog
+            pr_url = pr_url_for(repo, args.pr_number, args.pr_url)
+            paths = needed_files(findings, changelog, pr_url)
+            head = {p: snapshot.read(p) for p in paths}
+        finally:
+            repo.close()
+    except GitError as exc:
+        raise FixError(exc.message) from None
+    return {p: None if isinstance(d, Oversized) else d for p, d in head.items()}, changelog, pr_url
+
+
+def _write(args: argparse.Namespace, fixes: Plan, head: dict[str, bytes | None]) -> None:
+    """Check every file first, then print the diff (--dry-run) or write the files."""
+    if not fixes.files:
+        return
+    root = apply.worktree_root(args.repo)
+    apply.check_clean(root, {path: head[path] or b"" for path in fixes.files}, args.head)
+    for path, data in sorted(fixes.files.items()):
+        if args.dry_run:
+            sys.stdout.write(apply.unified_diff(path, head[path] or b"", data))
+        else:
+            apply.write(root, path, data)
+
+
+def _report(args: argparse.Namespace, fixes: Plan) -> None:
+    """One line per fix made (or that would be), one per blocking finding left."""
+    done = "fix-would" if args.dry_run else "fix-done"
+    for fix in fixes.fixes:
+        _say(msg(done, fix=fix.message), args.lang, sys.stdout)
+    for item in fixes.left:
+        _say(left_message(item), args.lang, sys.stdout)
+    if not fixes.fixes and not fixes.left:
+        _say(msg("fix-nothing"), args.lang, sys.stdout)
+    if args.dry_run:
+        _say(msg("fix-dry-run"), args.lang, sys.stdout)
+
+
+def _say(message: Msg, lang: str, stream: TextIO, prefix: str = "") -> None:
+    """A message in English, Chinese or both (English first), one line each."""
+    for code in messages.LANGS:
+        if lang in ("both", code):
+            print(prefix + messages.text(message, code), file=stream)

@@ -1,0 +1,187 @@
+"""The inline review: each blocking finding on a line that the pull request's diff adds or changes
+becomes a review comment on that line, with a GitHub `suggestion` block where the finding knows the
+fixed line, so that the author can commit the fix from the comment.
+
+The comments of one run go in one review of the head commit, posted as `COMMENT` (never an approval
+nor a request for changes). A run replaces the bot's previous inline review rather than adding to
+it: a comment is ours when its body starts with `REVIEW_MARKER` and its author is the bot's identity
+(as for the sticky comment, `bot.github_action.sticky.identity`); ours that are still wanted on this
+head commit stay, the others are deleted, and only the missing ones are posted. The same findings on
+the same head therefore post nothing, and after a fixing push no comment of ours is left on the
+fixed finding. Review comments by anyone else are never touched.
+
+Requests: none to list when the pull request has no review comment (its `review_comments` count),
+else one (and `/user` once if one of them bears the marker); one per stale comment; one review.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from github.PullRequest import PullRequest as GhPull
+
+from bot.catalog import Msg, msg
+from bot.findings import Finding, Severity
+from bot.github_action.sticky import identity
+from bot.output import messages, textsafe
+from bot.output.messages import Safe
+from bot.output.render import LANG_CHOICES
+from bot.report import Report
+from bot.sources.github import GitHubError, GitHubSource
+
+REVIEW_MARKER = "<!-- prbot:inline -->"
+#: Review comments in one review, at most: the sticky comment lists every finding.
+MAX_COMMENTS = 20
+#: One language's text of a comment, at most (a finding quoting a long PR value is shortened).
+TEXT_LIMIT = 4_000
+
+POSTED, UNCHANGED, NOTHING, READ_ONLY, FAILED = "posted", "unchanged", "nothing", "read-only", "failed"
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """A review comment this run wants on a line of the head commit."""
+
+    path: str
+    line: int
+    body: str
+    suggested: bool
+
+    def api(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "side": "RIGHT", "body": self.body}
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    status: str
+    posted: int = 0
+    kept: int = 0
+    removed: int = 0
+    capped: tuple[int, int] | None = None  # (findings on changed lines, comments posted) when cut
+    foreign: tuple[str, ...] = ()  # authors of marked review comments that are not ours
+    error: GitHubError | None = None
+
+
+def _langs(lang: str) -> tuple[str, ...]:
+    return LANG_CHOICES.get(lang, LANG_CHOICES["both"])
+
+
+def _text(f: Finding, lang: str) -> str:
+    text = messages.render(f.message_id, lang, f.params, markdown=True)
+    text = textsafe.cut_markdown(text, TEXT_LIMIT, messages.render("ui-shortened", lang, {}, markdown=True))
+    return messages.render("review-finding", lang, {"check": f.check, "text": Safe(text)}, markdown=True)
+
+
+def comment_body(f: Finding, lang: str) -> str:
+    """The marker, the finding in each language of `lang` (`both`, `en`, `zh`), and its suggested
+    line as a `suggestion` block (once: GitHub commits the block as it is)."""
+    parts = [_text(f, one) for one in _langs(lang)]
+    suggestion = f.suggestion if isinstance(f.suggestion, str) else ""
+    if suggestion and len(suggestion) <= TEXT_LIMIT:
+        fence = textsafe.fence_for(suggestion)
+        parts.append(f"{fence}suggestion\n{suggestion}\n{fence}")
+    return textsafe.redact(REVIEW_MARKER + "\n" + "\n\n".join(parts))
+
+
+def wanted_comments(report: Report, touched: dict[str, frozenset[int]], lang: str) -> list[Wanted]:
+    """A comment for each blocking finding on a line the diff adds or changes, in the report's order
+    (two findings with the same text on one line give one comment)."""
+    found: dict[tuple[str, int, str], Wanted] = {}
+    for f in report.of(Severity.BLOCKING):
+        line = f.line if type(f.line) is int else None
+        if not f.file or line is None or line not in touched.get(f.file, ()):
+            continue
+        body = comment_body(f, lang)
+        found.setdefault((f.file, line, body), Wanted(f.file, line, body, bool(f.suggestion)))
+    return list(found.values())
+
+
+def review_body(comments: list[Wanted], lang: str) -> str:
+    """The review's own text: how many comments it has, in each language of `lang`."""
+    params = {"count": len(comments), "suggested": any(c.suggested for c in comments)}
+    texts = [messages.render("review-body", one, params, markdown=True) for one in _langs(lang)]
+    return REVIEW_MARKER + "\n" + "\n\n".join(texts)
+
+
+def _author(comment: Any) -> str:
+    return comment.user.login if comment.user is not None else "ghost"
+
+
+def _key(comment: Any) -> tuple[Any, ...]:
+    """What makes one of our comments current: its commit, path, line and text."""
+    return (comment.original_commit_id, comment.path, comment.original_line, comment.body)
+
+
+def publish_review(
+    source: GitHubSource, pull: GhPull, head_sha: str, wanted: list[Wanted], lang: str, bot_login: str
+) -> ReviewResult:
+    """Make the bot's inline review of `head_sha` hold exactly `wanted` (the first `MAX_COMMENTS`)."""
+    capped = (len(wanted), MAX_COMMENTS) if len(wanted) > MAX_COMMENTS else None
+    try:
+        result = _sync(source, pull, head_sha, wanted[:MAX_COMMENTS], lang, bot_login)
+    except GitHubError as error:
+        read_only = error.status in (403, 404) and error.message.id in ("action-api-403", "action-api-404")
+        return ReviewResult(READ_ONLY if read_only else FAILED, capped=capped, error=error)
+    return replace(result, capped=capped)
+
+
+def _sync(
+    source: GitHubSource, pull: GhPull, head_sha: str, wanted: list[Wanted], lang: str, bot_login: str
+) -> ReviewResult:
+    ours, foreign = _ours(source, pull, bot_login)
+    keys = {(head_sha, w.path, w.line, w.body) for w in wanted}
+    kept: set[tuple[Any, ...]] = set()
+    stale = []
+    for comment in ours:
+        if _key(comment) in keys and _key(comment) not in kept:
+            kept.add(_key(comment))
+        else:
+            stale.append(comment)  # of an earlier head, a finding now gone, or a duplicate
+    for comment in stale:  # first: a fixed finding loses its comment even when posting fails
+        source.delete_review_comment(comment)
+    missing = [w for w in wanted if (head_sha, w.path, w.line, w.body) not in kept]
+    if missing:
+        source.post_review(pull, head_sha, review_body(wanted, lang), [w.api() for w in missing])
+    status = POSTED if missing else UNCHANGED if kept else NOTHING
+    return ReviewResult(status, len(missing), len(kept), len(stale), foreign=foreign)
+
+
+def _ours(source: GitHubSource, pull: GhPull, bot_login: str) -> tuple[list[Any], tuple[str, ...]]:
+    """The bot's marked review comments on the pull request, and the other authors of marked ones."""
+    count = pull.review_comments
+    if isinstance(count, int) and count == 0:
+        return [], ()  # nothing to list: GitHub counts them in the pull request already read
+    marked = [c for c in source.review_comments(pull) if (c.body or "").startswith(REVIEW_MARKER)]
+    if not marked:
+        return [], ()
+    login = identity(source, bot_login).casefold()
+    ours = [c for c in marked if _author(c).casefold() == login]
+    others = dict.fromkeys(_author(c) for c in marked if _author(c).casefold() != login)
+    return ours, tuple(others)
+
+
+def log_lines(result: ReviewResult, head: str) -> list[Msg]:
+    """What the job log says about the inline review (a failure is a `note`)."""
+    lines: list[Msg] = []
+    if result.capped:
+        lines.append(msg("review-capped", total=result.capped[0], shown=result.capped[1]))
+    if result.foreign:
+        lines.append(msg("review-foreign", logins=list(result.foreign)))
+    if result.removed:
+        lines.append(msg("review-removed", count=result.removed))
+    if result.status == POSTED:
+        lines.append(msg("review-posted", head=head, count=result.posted + result.kept))
+    elif result.status == UNCHANGED:
+        lines.append(msg("review-unchanged", head=head, count=result.kept))
+    return lines
+
+
+def note(result: ReviewResult) -> Msg | None:
+    """The job-summary note of a review that could not be published; None when it was."""
+    if result.status == READ_ONLY:
+        return msg("review-read-only")
+    if result.status == FAILED:
+        assert result.error is not None
+        return msg("review-failed", reason=result.error.message)
+    return None

@@ -1,0 +1,122 @@
+"""Rendering the bilingual message catalog (`bot.catalog`): one message in one language.
+
+Values passed in are rendered as plain text for the JSON report, or through the markdown escapes
+of `bot.output.textsafe` for the comment, so the same catalog serves both; either way secrets are
+cut out of them first, and in markdown nothing outside code links. Filters available inside
+messages: `code` (an inline code span in markdown, the bare value in plain text), `num` (thousands
+separators), `items` (comma-joined; `items(as_code=True)` puts each item in a code span) and
+`run_list` (`[(concurrency, variant)]` as `C1 · C4 → variant`, each variant a code span; a None
+variant shows the concurrency alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+
+from bot import compile_cache
+from bot.catalog import LANGS, Msg, catalog
+from bot.output import textsafe
+
+if TYPE_CHECKING:
+    from bot.findings import Finding
+
+__all__ = ["LANGS", "Safe", "en", "render", "text", "zh"]
+
+
+class Safe(str):
+    """Text that is already escaped for the target format and must not be escaped again."""
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:,}"
+
+
+@cache
+def _environment(markdown: bool) -> jinja2.Environment:
+    escape = textsafe.md_text if markdown else textsafe.plain
+
+    def finalize(value: Any) -> str:
+        if isinstance(value, Safe):
+            return value
+        if type(value) in (int, float):  # not bool, whose str() is escaped like any other text
+            return str(value)
+        return escape(value)
+
+    def code(value: Any) -> Safe:
+        return Safe(textsafe.md_code(value) if markdown else textsafe.plain(value))
+
+    def join(values: Iterable[Any], sep: str = ", ", as_code: bool = False) -> Safe:
+        parts = [code(v) if as_code else Safe(finalize(v)) for v in values]
+        return Safe(sep.join(parts))
+
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        finalize=finalize,
+        autoescape=False,
+        keep_trailing_newline=False,
+        loader=jinja2.FunctionLoader(_source),  # templates are named `message-id/lang`
+        # Compiled per mode: compiling folds constant filters (`'x' | code`) into the code.
+        bytecode_cache=compile_cache.bytecode_cache("markdown" if markdown else "plain"),
+    )
+
+    def num(value: Any) -> Safe:
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        return Safe(_num(value)) if is_number else Safe(finalize(value))
+
+    def run_list(pairs: Iterable[tuple[Any, Any]]) -> Safe:
+        parts = []
+        for concurrency, variant in pairs:
+            label = f"C{concurrency}" if type(concurrency) is int else f"C{finalize(concurrency)}"
+            parts.append(f"{label} → {code(variant)}" if variant else label)
+        return Safe(" · ".join(parts))
+
+    env.filters.update(code=code, num=num, items=join, run_list=run_list)
+    return env
+
+
+def _source(name: str) -> str:
+    """The text of the template `message-id/lang`."""
+    message_id, lang = name.split("/")
+    return catalog()[message_id][lang].strip()
+
+
+@cache
+def _template(message_id: str, lang: str, markdown: bool) -> jinja2.Template:
+    template = _environment(markdown).get_template(f"{message_id}/{lang}")
+    # jinja copies the globals into every render's context: a dict copies faster than its ChainMap
+    # (a sixth of a render, 1.3% of a large review).
+    template.globals = dict(template.globals)
+    return template
+
+
+def render(message_id: str, lang: str, params: Mapping[str, Any], *, markdown: bool = False) -> str:
+    """One message in one language, as plain text (JSON) or escaped markdown (comment). In markdown
+    nothing outside its code spans links: not its values, nor catalog text around a number from
+    the PR (`entry #{{ index }}`)."""
+    text = _template(message_id, lang, markdown).render(params)
+    return textsafe.no_links(text) if markdown else text
+
+
+def text(message: Msg, lang: str = "en", *, markdown: bool = False) -> str:
+    """A `Msg` in one language; a parameter that is itself a `Msg` is rendered first, the same way."""
+    params = {
+        k: Safe(text(v, lang, markdown=markdown)) if isinstance(v, Msg) else v
+        for k, v in message.params.items()
+    }
+    return render(message.id, lang, params, markdown=markdown)
+
+
+def en(item: Finding) -> str:
+    """A finding's message in English, as plain text (the JSON report's `message_en`)."""
+    return render(item.message_id, "en", item.params)
+
+
+def zh(item: Finding) -> str:
+    """A finding's message in Chinese, as plain text (the JSON report's `message_zh`)."""
+    return render(item.message_id, "zh", item.params)

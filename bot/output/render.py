@@ -1,0 +1,571 @@
+"""Render a Report as the bilingual markdown review comment (templates/comment.md.j2), cut to fit.
+
+The comment (DESIGN.md §3): the headline; a table of the changed keys (published set as
+`+C2 −C76`, sweep runs, GPU-hours, a mark for the key's worst finding); blocking findings and
+warnings; "What changed", the `changes` view (the settings changed at every run once, then a
+table of the runs grouped by what changed there; one line per key when there are many keys);
+then "What was checked", notes, "Not checked" and the sweep plan, each folded in `<details>` when
+long and left out when empty. The same again in Chinese, folded under `中文`.
+
+A review too long for GitHub's limit is cut by importance, never by position. The headline and
+every language stay; a finding is shown in all the languages or in none; entries are kept in this
+order while they fit: blocking, warnings, "Not checked", the key table's rows, "What was checked",
+notes, the sweep plan, the changes view, and within each section the first finding of every kind
+of message before the second of any, so that a flood of one kind cannot push another out. Once
+cutting, a finding longer than 1/32 of the limit is shortened. Each section says how many of its
+entries are left out, and a note at the end of each language says where the whole review is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import jinja2
+
+from bot import __version__, compile_cache
+from bot.findings import Finding, Severity
+from bot.output import messages, textsafe
+from bot.output.messages import Safe
+from bot.report import Report
+from bot.resources import template_dir
+
+COMMENT_LIMIT = 65_536
+MARKER = "<!-- prbot:sticky -->"
+LANG_CHOICES = {"both": ("en", "zh"), "en": ("en",), "zh": ("zh",)}
+#: Once a review is cut, one finding takes at most this fraction of the limit.
+ITEM_SHARE = 32
+#: Sections in the order they are shown, and in the order they are kept when the review is cut.
+SHOWN = ("keys", "blocking", "warning", "changes", "verified", "info", "unverified", "sweep")
+KEPT = ("blocking", "warning", "unverified", "keys", "verified", "info", "sweep", "changes")
+HEADINGS = {
+    "blocking": "ui-blocking",
+    "warning": "ui-warnings",
+    "changes": "ui-changes",
+    "verified": "ui-checked",
+    "info": "ui-notes",
+    "unverified": "ui-not-checked",
+    "sweep": "ui-sweep",
+}
+SUGGESTED = ("blocking", "warning")  # the sections whose findings show their suggested change
+#: Sections folded in `<details>` when they have more than FOLD_AT entries.
+FOLDABLE = ("changes", "verified", "info", "unverified", "sweep")
+FOLD_AT = 3
+#: Rows of the changed-keys table; the other keys are counted in one line below it.
+KEY_ROWS = 10
+#: Up to this many changed keys get a table of their runs; more get one line each.
+DETAILED_KEYS = 3
+#: What one cell of the changes view shows at most; the JSON report has everything.
+VALUE_CHARS = 40
+LIST_ITEMS = 3
+SETTINGS_SHOWN = 12
+RUN_LABELS = 10
+VARIANTS_SHOWN = 3
+ROWS_PER_KEY = 12
+MARKS = {"blocking": "❌", "warning": "⚠️", "": "✅"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a review goes: GitHub's size limit there, measured the way GitHub measures it, and
+    the room kept free for the notes about the run that the action puts above the review."""
+
+    name: str  # "comment" or "summary": the note saying that it was cut names it
+    limit: int
+    room: int = 0
+    in_bytes: bool = False
+
+    def size(self, text: str) -> int:
+        return len(text.encode("utf-8", "surrogatepass")) if self.in_bytes else len(text)
+
+
+#: A comment: GitHub counts characters.
+COMMENT = Target("comment", COMMENT_LIMIT, room=4_096)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    text: str
+    cut: bool  # something was left out or shortened
+
+
+def _t(lang: str, message_id: str, **params: Any) -> str:
+    return messages.render(message_id, lang, params, markdown=True)
+
+
+def _loc(f: Finding) -> str:
+    return textsafe.md_code(f"{f.file}:{f.line}" if f.line else f.file)
+
+
+def _cell(markdown: str) -> str:
+    """Markdown placed in a table cell: a pipe, even inside a code span, would end the cell."""
+    return markdown.replace("|", "\\|")
+
+
+@cache
+def layout() -> Any:
+    """The template's macros, one per piece of the comment."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir())),
+        bytecode_cache=compile_cache.bytecode_cache("layout"),  # compiling it takes ~50 ms
+        autoescape=False,
+        trim_blocks=True,  # a line holding only a block tag leaves no line behind
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["aspect"] = lambda aspect, lang: _t(lang, f"ui-aspect-{aspect}")
+    env.filters["cell"] = _cell
+    env.globals.update(t=_t, code=textsafe.md_code, fence=textsafe.fence_for, marks=MARKS)
+    return env.get_template("comment.md.j2").module
+
+
+# --- the changes view: what each run serves at base and at head ------------------------------------
+
+
+def _value(value: Any) -> str:
+    """A setting's value as one line of text (a list or mapping as compact JSON)."""
+    if isinstance(value, str):
+        return textsafe.clip(value)
+    return textsafe.clip(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+
+
+def _short(text: str, before: bool = False, after: bool = False) -> str:
+    """`text` within VALUE_CHARS, with an ellipsis where something was left out (`before` it,
+    `after` it, or cut here)."""
+    if len(text) > VALUE_CHARS:
+        text, after = text[: VALUE_CHARS - 1], True
+    return ("…" if before else "") + text + ("…" if after else "")
+
+
+def _common(one: str, other: str) -> int:
+    """How many characters the two strings have in common at their start."""
+    return next(
+        (i for i, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), min(len(one), len(other))
+    )
+
+
+def _pair(old: Any, new: Any) -> tuple[str | None, str | None]:
+    """Two values as shown side by side (None where absent): two long strings from a little
+    before where they start to differ to where they stop differing, so that a 300-character JSON
+    argument shows its change."""
+    base, head = (None if v is None else _value(v) for v in (old, new))
+    if base is None or head is None or max(len(base), len(head)) <= VALUE_CHARS:
+        return (None if base is None else _short(base)), (None if head is None else _short(head))
+    start = _common(base, head)
+    tail = _common(base[start:][::-1], head[start:][::-1])
+    start = 0 if start <= VALUE_CHARS * 3 // 4 else start - VALUE_CHARS // 4  # else the change is cut off
+    return (
+        _short(base[start : len(base) - tail], before=start > 0, after=tail > 0),
+        _short(head[start : len(head) - tail], before=start > 0, after=tail > 0),
+    )
+
+
+def _items(values: Sequence[Any]) -> str:
+    shown = [textsafe.md_code(_short(_value(v))) for v in values[:LIST_ITEMS]]
+    return ", ".join(shown + (["…"] if len(values) > LIST_ITEMS else []))
+
+
+def _setting(lang: str, setting: dict[str, Any]) -> str:
+    """One changed setting: its name (the last part of its path), then how it changed."""
+    name = textsafe.md_code(str(setting.get("path", "")).rsplit(".", 1)[-1])
+    added, removed = setting.get("added"), setting.get("removed")
+    if isinstance(added, list) and isinstance(removed, list):
+        return _t(
+            lang,
+            "ui-setting-list",
+            name=Safe(name),
+            added=len(added),
+            removed=len(removed),
+            added_items=Safe(_items(added)),
+            removed_items=Safe(_items(removed)),
+        )
+    base, head = _pair(setting.get("base"), setting.get("head"))
+    if base is None:
+        return _t(lang, "ui-setting-new", name=Safe(name), head=head)
+    if head is None:
+        return _t(lang, "ui-setting-gone", name=Safe(name), base=base)
+    return _t(lang, "ui-setting-changed", name=Safe(name), base=base, head=head)
+
+
+def _settings(lang: str, settings: Any, limit: int) -> str:
+    """The first `limit` settings, joined (an ellipsis for the others)."""
+    listed = settings if isinstance(settings, list) else []
+    shown = [_setting(lang, s) for s in listed[:limit] if isinstance(s, dict)]
+    return " · ".join(shown + (["…"] if len(listed) > limit else []))
+
+
+def _topology(run: dict[str, Any]) -> str:
+    topology = run.get("topology") if isinstance(run.get("topology"), dict) else {}
+    parts = [f"TP{topology.get('tp')}"]
+    parts += [
+        f"{name.upper()}{topology.get(name)}"
+        for name in ("ep", "pp", "dcp")
+        if topology.get(name) not in (None, 1)
+    ]
+    return "/".join(parts)
+
+
+def _labels(runs: list[dict[str, Any]], topologies: bool) -> str:
+    """The runs as `C4, C14, C16` (with their `topologies`), each label once, the first RUN_LABELS."""
+    labels = list(
+        dict.fromkeys(
+            f"C{run.get('concurrency')}" + (f" {_topology(run)}" if topologies else "") for run in runs
+        )
+    )
+    shown = labels[:RUN_LABELS] + ([f"… (+{len(labels) - RUN_LABELS})"] if len(labels) > RUN_LABELS else [])
+    return textsafe.md_text(", ".join(shown))
+
+
+def _variants(runs: list[dict[str, Any]]) -> str:
+    names: list[str] = []
+    for run in runs:
+        base, head = run.get("variant_base"), run.get("variant_head")
+        name = textsafe.md_code(head or base) if head or base else "—"
+        if base and head and base != head:
+            name = f"{textsafe.md_code(base)} → {name}"
+        if name not in names:
+            names.append(name)
+    return ", ".join(names[:VARIANTS_SHOWN] + (["…"] if len(names) > VARIANTS_SHOWN else []))
+
+
+def _groups(runs: list[Any]) -> list[list[dict[str, Any]]]:
+    """The runs that changed the same way (same status, same settings of their own), in order."""
+    groups: dict[tuple[Any, str], list[dict[str, Any]]] = {}
+    for run in runs:
+        if isinstance(run, dict):
+            sig = (run.get("status"), json.dumps(run.get("settings"), sort_keys=True, default=str))
+            groups.setdefault(sig, []).append(run)
+    return list(groups.values())
+
+
+def _states(lang: str, runs: list[dict[str, Any]]) -> str:
+    """How many runs changed, are as before, new or removed (`2 changed (C1, C4) · 5 as before`)."""
+    parts = []
+    for status in ("changed", "as-before", "added", "removed"):
+        found = [run for run in runs if run.get("status") == status]
+        if found:
+            parts.append(_t(lang, f"ui-runs-{status}", count=len(found), runs=Safe(_labels(found, False))))
+    return " · ".join(parts) or _t(lang, "ui-runs-none")
+
+
+def _key_view(lang: str, key: str, view: Any, detailed: bool) -> dict[str, Any]:
+    """What the layout shows of one key's `changes`: its common settings and, `detailed`, a row
+    per group of runs; else how many runs are in each state."""
+    view = view if isinstance(view, dict) else {}
+    runs = [run for run in view.get("runs") or [] if isinstance(run, dict)]
+    common = _settings(lang, view.get("common"), SETTINGS_SHOWN if detailed else LIST_ITEMS)
+    concurrencies = [run.get("concurrency") for run in runs]
+    topologies = len(set(map(str, concurrencies))) < len(concurrencies)  # a concurrency shown twice
+    if not detailed:
+        return {"key": key, "common": common, "states": _states(lang, runs)}
+    rows = []
+    for group in _groups(runs):
+        status = group[0].get("status")
+        if status in ("as-before", "added", "removed"):
+            what = _t(lang, f"ui-run-{status}")
+        else:
+            what = _settings(lang, group[0].get("settings"), SETTINGS_SHOWN)
+        rows.append({"runs": _labels(group, topologies), "variants": _variants(group), "what": what})
+    return {
+        "key": key,
+        "common": common,
+        "rows": rows[:ROWS_PER_KEY],
+        "more": max(0, len(rows) - ROWS_PER_KEY),
+    }
+
+
+# --- the changed-keys table -----------------------------------------------------------------------
+
+
+def _delta(base: list[Any], head: list[Any]) -> str:
+    """A published set's change as `+C2 −C76` (the first RUN_LABELS)."""
+    added = [c for c in head if c not in base]
+    removed = [c for c in base if c not in head]
+    words = [f"+C{c}" for c in added] + [f"−C{c}" for c in removed]
+    shown = " ".join(words[:RUN_LABELS]) + (
+        f" … (+{len(words) - RUN_LABELS})" if len(words) > RUN_LABELS else ""
+    )
+    return textsafe.md_text(shown)
+
+
+def _hours(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "—"
+    return f"{value:,.1f}".removesuffix(".0")
+
+
+def _key_row(lang: str, key: str, report: Report, mark: str) -> dict[str, str]:
+    """The cells of one key's row: its published set, sweep runs, GPU-hours and mark."""
+    sets = report.published_sets.get(key) or {}
+    base, head = list(sets.get("base") or []), list(sets.get("head") or [])
+    if base == head:
+        published = _t(lang, "ui-set-unchanged", count=len(head))
+    elif not base or not head:
+        published = _t(lang, "ui-set-new" if head else "ui-set-removed", count=len(head or base))
+    else:
+        published = _delta(base, head)
+    plan = (report.sweep_plan.get("keys") or {}).get(key)
+    if isinstance(plan, dict):
+        runs = [run for run in plan.get("runs") or [] if isinstance(run, dict)]
+        changed = sum(1 for run in runs if run.get("changed"))
+        runs_text = _t(lang, "ui-runs", count=len(runs), changed=changed)
+        hours = _hours(plan.get("gpu_hours"))
+    else:
+        runs_text, hours = _t(lang, "ui-no-sweep"), "—"
+    return {
+        "key": textsafe.md_code(key),
+        "published": published,
+        "runs": runs_text,
+        "hours": hours,
+        "mark": MARKS[mark],
+    }
+
+
+# --- the review -----------------------------------------------------------------------------------
+
+
+def _marks(report: Report) -> dict[str, str]:
+    """Per config key, its most severe finding that needs action: "blocking", "warning" or ""."""
+    marks: dict[str, str] = {}
+    for f in report.findings:  # blocking first: the report is sorted by severity
+        if f.config_key and f.severity in (Severity.BLOCKING, Severity.WARNING):
+            marks.setdefault(f.config_key, str(f.severity))
+    return marks
+
+
+def _in_section(f: Finding) -> str | None:
+    """The section a finding is listed in; None for those the key table and the changes view
+    show already (published sets, the changes check's own summary)."""
+    if f.check == "sweep-plan" and f.severity is Severity.INFO:
+        return "sweep"
+    if f.check == "consistency" and f.message_id.startswith("consistency-published"):
+        return None
+    if f.check == "changes" and f.severity is Severity.INFO:
+        return None
+    return str(f.severity)
+
+
+def _sections(report: Report, keys: list[str]) -> dict[str, list[Any]]:
+    """The entries by section: findings in the report's order, the first KEY_ROWS `keys` and the
+    keys of the changes view."""
+    sections: dict[str, list[Any]] = {name: [] for name in SHOWN}
+    sections["keys"] = keys[:KEY_ROWS]
+    sections["changes"] = [key for key in keys if key in report.changes]
+    for f in report.findings:
+        name = _in_section(f)
+        if name is not None:
+            sections[name].append(f)
+    return sections
+
+
+def _kind_first(entries: Sequence[Any]) -> list[int]:
+    """The indices of `entries`, the first finding of every message id before the second of any."""
+    seen: Counter[str] = Counter()
+    ranks = []
+    for index, entry in enumerate(entries):
+        kind = entry.message_id if isinstance(entry, Finding) else ""
+        ranks.append((seen[kind], index))
+        seen[kind] += 1
+    return [index for _, index in sorted(ranks)]
+
+
+class _Review:
+    """The pieces of one review in the chosen languages, each rendered once, when first needed."""
+
+    def __init__(self, report: Report, langs: tuple[str, ...], base: str, head: str) -> None:
+        self.report = report
+        self.langs = langs
+        self.marks = _marks(report)
+        order = {"blocking": 0, "warning": 1, "": 2}
+        keys = sorted(report.published_sets, key=lambda k: order[self.marks.get(k, "")])
+        self.sections = _sections(report, keys)
+        self.rest = Counter(a for key in keys[KEY_ROWS:] for a in report.changed_keys.get(key) or ["other"])
+        self.more_keys = max(0, len(keys) - KEY_ROWS)
+        self.detailed = len(self.sections["changes"]) <= DETAILED_KEYS
+        self.footer = {"version": __version__, "base": base, "head": head}
+        self.counts = {"blocking": len(self.sections["blocking"]), "warning": len(self.sections["warning"])}
+        if not report.reviewed:
+            self.title_id = "ui-title-error"
+        elif self.counts["blocking"]:
+            self.title_id = "ui-title-blocking"
+        else:
+            self.title_id = "ui-title-warnings" if self.counts["warning"] else "ui-title-clean"
+        self._entries: dict[tuple[str, int, str, int | None], tuple[str, bool]] = {}
+        self._texts: dict[tuple[str, int, str], str] = {}
+
+    @property
+    def findings(self) -> int:
+        return sum(len(entries) for name, entries in self.sections.items() if name not in ("keys", "changes"))
+
+    def folded(self, name: str) -> bool:
+        return name in FOLDABLE and len(self.sections[name]) > FOLD_AT
+
+    def entry(self, name: str, index: int, lang: str, limit: int | None = None) -> tuple[str, bool]:
+        """One entry (a finding as a list item, a key's row or its changes), and whether it was
+        shortened to `limit` characters (a suggestion longer than that is left out)."""
+        if limit is not None and not self._longer(name, index, lang, limit):
+            limit = None  # nothing to shorten: the same item as uncut
+        key = (name, index, lang, limit)
+        if key not in self._entries:
+            self._entries[key] = self._entry(name, index, lang, limit)
+        return self._entries[key]
+
+    def _text(self, name: str, index: int, lang: str) -> str:
+        """A finding's message, rendered once whatever the limits it is then measured against."""
+        key = (name, index, lang)
+        if key not in self._texts:
+            entry = self.sections[name][index]
+            self._texts[key] = messages.render(entry.message_id, lang, entry.params, markdown=True)
+        return self._texts[key]
+
+    def _suggestion(self, name: str, index: int) -> str | None:
+        entry = self.sections[name][index]
+        return textsafe.redact(entry.suggestion) if entry.suggestion and name in SUGGESTED else None
+
+    def _longer(self, name: str, index: int, lang: str, limit: int) -> bool:
+        """Whether the finding's message or suggestion is longer than `limit`."""
+        if name in ("keys", "changes"):
+            return False
+        return len(self._text(name, index, lang)) > limit or len(self._suggestion(name, index) or "") > limit
+
+    def _entry(self, name: str, index: int, lang: str, limit: int | None) -> tuple[str, bool]:
+        entry = self.sections[name][index]
+        if name == "keys":
+            return layout().key_row(_key_row(lang, entry, self.report, self.marks.get(entry, ""))), False
+        if name == "changes":
+            view = _key_view(lang, entry, self.report.changes.get(entry), self.detailed)
+            return layout().key_changes(lang, view, self.detailed), False
+        text = self._text(name, index, lang)
+        suggestion = self._suggestion(name, index)
+        shortened = False
+        if limit is not None and len(text) > limit:
+            text, shortened = textsafe.cut_markdown(text, limit, _t(lang, "ui-shortened")), True
+        if limit is not None and suggestion is not None and len(suggestion) > limit:
+            suggestion, shortened = None, True
+        check = "" if name == "sweep" else entry.check
+        return layout().finding(lang, check, self._where(name, entry), text, suggestion), shortened
+
+    @staticmethod
+    def _where(name: str, f: Finding) -> str:
+        if not f.file or name in ("verified", "unverified", "sweep"):
+            return ""
+        return _loc(f) if f.line or name != "info" else ""
+
+    def _section(
+        self, lang: str, name: str, shown: list[int], entry: Callable[[str, int, str], str]
+    ) -> list[str]:
+        """One section: its heading (or fold), the `shown` entries, and how many are left out."""
+        macros, entries = layout(), self.sections[name]
+        hidden = len(entries) - len(shown)
+        if name == "keys":
+            rest = {"count": self.more_keys, "aspects": sorted(self.rest.items())}
+            return [
+                macros.keys_open(lang, bool(entries)),
+                *(entry(name, i, lang) for i in shown),
+                macros.keys_close(lang, hidden, rest),
+            ]
+        if not entries:
+            return []  # an empty section is left out
+        folded = self.folded(name)
+        parts = [macros.section_open(lang, HEADINGS[name], len(entries), folded)]
+        parts += [entry(name, index, lang) for index in shown]
+        if hidden:
+            parts.append(macros.more(lang, hidden))
+        return [*parts, macros.section_close(folded)]
+
+    def compose(
+        self,
+        chosen: dict[str, list[int]],
+        note: dict[str, Any] | None,
+        entry: Callable[[str, int, str], str],
+    ) -> str:
+        """The comment showing the `chosen` entries of each section (`entry` renders one) and
+        counting the others; with the note saying that it was cut when `note` has its params."""
+        macros = layout()
+        parts = [MARKER, "\n"]
+        for lang in self.langs:
+            folded = lang == "zh" and len(self.langs) > 1
+            parts += [macros.opening(folded), macros.headline(lang, self.title_id, self.counts)]
+            for name in SHOWN:
+                parts += self._section(lang, name, chosen[name], entry)
+            parts.append(macros.foot(lang, **self.footer))
+            if note is not None:
+                parts.append(macros.cut(lang, note))
+            parts.append(macros.closing(folded))
+        return "".join(parts)
+
+    def everything(self) -> str:
+        """The review uncut."""
+        every = {name: list(range(len(entries))) for name, entries in self.sections.items()}
+        return self.compose(every, None, lambda *at: self.entry(*at)[0])
+
+
+def _blank(_name: str, _index: int, _lang: str) -> str:
+    return ""
+
+
+def render_review(
+    report: Report,
+    *,
+    lang: str = "both",
+    base: str = "",
+    head: str = "",
+    target: Target | None = COMMENT,
+    rest: str = "report",
+) -> Rendered:
+    """The review for `target` (None: uncut). When cut, its note says where the rest is: `rest` is
+    "summary" when the job summary of the same run holds the whole review, else "report" (the
+    JSON report, which always has every finding)."""
+    review = _Review(report, LANG_CHOICES[lang], base, head)
+    if target is None:
+        return Rendered(review.everything(), cut=False)
+    whole = _whole(review, target)
+    if whole is not None:
+        return Rendered(whole, cut=False)
+    item_limit = target.limit // ITEM_SHARE
+    worst = {"target": target.name, "rest": rest, "hidden": review.findings, "shortened": review.findings}
+    chosen = _fill(review, target, item_limit, worst)
+    shown = [(name, index) for name in chosen if name not in ("keys", "changes") for index in chosen[name]]
+    shortened = [at for at in shown if any(review.entry(*at, lang, item_limit)[1] for lang in review.langs)]
+    note = {**worst, "hidden": review.findings - len(shown), "shortened": len(shortened)}
+    text = review.compose(chosen, note, lambda *at: review.entry(*at, item_limit)[0])
+    return Rendered(text, cut=True)
+
+
+def _whole(review: _Review, target: Target) -> str | None:
+    """The uncut review, or None when it does not fit `target`: rendering stops as soon as its
+    entries alone are known to be too long."""
+    budget, used = target.limit - target.room, 0
+    for name in KEPT:
+        for index in range(len(review.sections[name])):
+            used += sum(target.size(review.entry(name, index, lang)[0]) for lang in review.langs)
+            if used > budget:
+                return None
+    text = review.everything()
+    return text if target.size(text) <= budget else None
+
+
+def _fill(review: _Review, target: Target, item_limit: int, worst: dict[str, Any]) -> dict[str, list[int]]:
+    """The entries of each section to show: taken in the order of `KEPT`, kinds first, until the
+    next one does not fit beside the layout (measured with every count at its largest)."""
+    chosen: dict[str, list[int]] = {name: [] for name in SHOWN}
+    frame = review.compose(chosen, worst, _blank)
+    left = target.limit - target.room - target.size(frame)
+    for name in KEPT:
+        for index in _kind_first(review.sections[name]):
+            cost = sum(target.size(review.entry(name, index, lang, item_limit)[0]) for lang in review.langs)
+            if cost > left:
+                return {name: sorted(indices) for name, indices in chosen.items()}
+            left -= cost
+            chosen[name].append(index)
+    return {name: sorted(indices) for name, indices in chosen.items()}
+
+
+def render_comment(report: Report, **options: Any) -> str:
+    """The review comment, cut to its target: `render_review`'s text (same options)."""
+    return render_review(report, **options).text

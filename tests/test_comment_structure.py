@@ -1,0 +1,189 @@
+"""Issue #17, items 3 and 7: the comment as a reader sees it, rendered by GitHub's own renderer.
+
+Every test renders the comment with cmark-gfm (`tests.mdcheck`) and reads the HTML: the order of
+the sections, the cells of the tables, what shows without opening any `<details>`, and that the
+Chinese half is the same review. On the seed PR the first screen says what the PR changes at
+each concurrency; on the two largest real PRs (#1992, #2263) the first finding that needs action
+is within the first 40 lines.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.local import LocalRequest, run_local
+from bot.output.render import render_comment
+from bot.report import Report
+from tests.conftest import MASTER, RECIPE, replace, shared_or_skip
+from tests.mdcheck import leaks, live_links, parse_html
+
+KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
+KEY_HEADER = ["config key", "published set", "sweep runs", "GPU-hours", "verdict"]
+RUNS_HEADER = ["concurrency", "variant", "what changed there"]
+FIRST_SCREEN = 40  # lines of markdown
+
+
+def _halves(markdown: str) -> tuple[str, str]:
+    english, chinese = markdown.split("<details><summary>中文</summary>")
+    return english, chinese
+
+
+def _table(html, header: list[str]) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+    """The visible table with this header, as its rows by their first cell."""
+    [rows] = [rows for visible, rows in html.tables if visible and rows and rows[0] == header]
+    return {row[0]: row[1:] for row in rows[1:]}
+
+
+def _outline(markdown: str) -> list[str]:
+    """The comment's parts in order: its headline, its tables, its section headings and folds."""
+    return [text if tag != "table" else "<table>" for tag, text in parse_html(markdown).outline]
+
+
+# --- the seed PR ------------------------------------------------------------------------------------
+
+
+def test_the_seed_pr_shows_what_changed_at_every_concurrency_without_opening_anything(review_example) -> None:
+    english, _ = _halves(render_comment(review_example()))
+    html = parse_html(english)
+    visible = "".join(html.visible)
+    assert "prbot review — no blocking issues, no warnings" in visible
+    assert _table(html, KEY_HEADER) == {KEY: ["unchanged (7 points)", "7", "56", "✅"]}
+    # Once, as common to every concurrency: the image and the HERD settings.
+    common = visible.split("Every concurrency:", 1)[1].split("concurrency", 1)[0]
+    assert "image rocm/atom-dev:nightly_202610131505 → rocm/atom-dev:nightly_202610281457" in common
+    assert "AITER_FLYDSL_USE_HERD + 1" in common and "AITER_FLYDSL_HERD_MIN_M + 64" in common
+    runs = _table(html, RUNS_HEADER)
+    assert list(runs) == ["C1", "C4, C14, C16", "C48", "C56, C72"]
+    variant, c1 = runs["C1"]
+    assert variant == "override_tp8_c1"
+    for setting in ("ATOM_MONO_ENABLE + 1", "ATOM_PREFILL_DECODE_INTERVAL + 1000000", "max-num-seqs 8 → 2"):
+        assert setting in c1
+    assert runs["C4, C14, C16"][1] == "ATOM_MONO_ENABLE + 0"  # only that, as the PR text says
+    for what in (runs["C48"][1], runs["C56, C72"][1]):
+        for setting in ("→ 0.6", "LMCACHE_MAX_LOCAL_CPU_SIZE", "→ 224", "OFFLOAD_STATE_CPU_SIZE + 128"):
+            assert setting in what
+        assert "ATOM_STATE_CHECKPOINT_DEMAND 0 → 1" in what
+    assert "dram-utilization 0.343 → 0.6" in runs["C48"][1] and "0.513 → 0.6" in runs["C56, C72"][1]
+    assert not any("HERD" in cell for row in runs.values() for cell in row)  # common: not repeated
+    # One list of variants: the changes table, not each check's message again.
+    assert visible.count("override_tp8_dcp8_c72_lmcache") == 1
+
+
+def test_the_seed_pr_has_its_sections_in_order_and_empty_ones_left_out(review_example) -> None:
+    english, chinese = _halves(render_comment(review_example()))
+    outline = _outline(english)
+    assert outline[:3] == ["prbot review — no blocking issues, no warnings", "<table>", "What changed"]
+    assert [title.split(" (")[0] for title in outline[4:]] == [
+        "What was checked", "Notes", "Not checked", "Sweep plan"
+    ]  # fmt: skip
+    assert "Blocking" not in outline and "Warnings" not in outline  # nothing to say: no section
+    assert "— nothing" not in english and "- nothing" not in english
+    # The Chinese half: the same parts, the same tables and numbers.
+    zh = _outline(chinese)
+    assert len(zh) == len(outline) and zh[:3] == ["prbot 审阅 — 无阻塞问题，无警告", "<table>", "改动内容"]
+    assert zh[4].startswith("已检查的内容（") and zh[-1] == "Sweep 计划"
+    html_zh = parse_html(chinese)
+    assert _table(html_zh, ["配置键", "发布集合", "sweep 运行数", "GPU 时", "结论"]) == {
+        KEY: ["未变（7 个点）", "7", "56", "✅"]
+    }
+    variants, what = _table(html_zh, ["并发", "变体", "该处的改动"])["C4, C14, C16"]
+    assert what == "ATOM_MONO_ENABLE + 0" and variants.startswith("override_tp8_c4, ")
+    for number in ("1028 GB", "1799 GB", "3,095,781 MiB", "C48"):
+        assert number in english and number in chinese
+
+
+def test_blocking_and_warnings_come_right_after_the_key_table(review_example) -> None:
+    """C2 added (no variant serves it: blocking) and C72 dropped; the title names C9999 (a warning)."""
+    report = review_example(
+        {MASTER: lambda text: replace("conc-list: [1, 4]", "conc-list: [1, 2, 4]")(
+            replace("conc-list: [48, 56, 72]", "conc-list: [48, 56]")(text))},
+        title="kimik3: retune, and C9999",
+    )  # fmt: skip
+    comment = render_comment(report)
+    english, chinese = _halves(comment)
+    outline = _outline(english)
+    assert outline[1:5] == ["<table>", "Blocking", "Warnings", "What changed"]
+    assert _outline(chinese)[1:5] == ["<table>", "阻塞问题", "警告", "改动内容"]
+    html = parse_html(english)
+    [(published, runs, hours, mark)] = _table(html, KEY_HEADER).values()
+    assert published == "+C2 −C72" and mark == "❌"
+    assert re.fullmatch(r"\d+( \(\d+ changed\))?", runs) and re.fullmatch(r"[\d,.]+", hours)
+    rows = _table(html, RUNS_HEADER)
+    assert rows["C2"][1] == "new run" and rows["C72"][1] == "removed run"
+    assert not leaks(comment) and not live_links(comment)
+
+
+def test_settings_from_the_pr_are_inert_and_short_in_the_changes_table(review_example) -> None:
+    """A setting name and value made of markup, mentions, links and pipes; a 300-character value."""
+    name = "X|<img src=x>"
+    value = "@org/team https://evil.example #7 | </details>"
+    long_json = '{"exclude_layer":[' + ",".join(f'"layer.{i}"' for i in range(30)) + "]}"
+    edit = replace(
+        "        ATOM_MONO_ENABLE: '1'\n",
+        f"        ATOM_MONO_ENABLE: '1'\n        '{name}': '{value}'\n        LONG: '{long_json}'\n",
+    )
+    comment = render_comment(review_example({RECIPE: edit}))
+    assert len(long_json) > 300 and long_json not in comment  # the JSON report has it whole
+    assert not leaks(comment) and not live_links(comment)
+    english, _ = _halves(comment)
+    html = parse_html(english)
+    assert html.tags["details"] == html.tags["/details"]
+    [c1] = [row for label, row in _table(html, RUNS_HEADER).items() if label == "C1"]
+    assert len(c1) == 2  # the pipes did not split the row into more cells
+    assert f"{name} + {value[:39]}…" in c1[1] or f"{name} + {value}" in c1[1]
+    [long_part] = [part for part in c1[1].split(" · ") if part.startswith("LONG + ")]
+    assert (
+        long_part.startswith('LONG + {"exclude_layer":["layer.0"') and len(long_part) <= len("LONG + ") + 41
+    )
+
+
+# --- the two largest real PRs ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare clone of the real InferenceX history."""
+    bundle = shared_or_skip("inferencex-history.bundle")
+    repo = tmp_path_factory.mktemp("history") / "history.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(repo)], check=True)
+    return repo
+
+
+def _real_review(repo: Path, number: int) -> Report:
+    """The offline review of the real PR squash-merged as `... (#number)`, titled as it was."""
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%H%x09%s"], capture_output=True, text=True, check=True
+    ).stdout
+    for line in log.splitlines():
+        sha, _, subject = line.partition("\t")
+        if subject.endswith(f"(#{number})"):
+            report, _, _ = run_local(
+                LocalRequest(repo=str(repo), base=f"{sha}^", head=sha, title=subject, offline=True)
+            )
+            return report
+    raise AssertionError(f"#{number} is not in the history")
+
+
+@pytest.mark.parametrize("number", [1992, 2263])
+def test_a_huge_real_pr_shows_its_first_finding_on_the_first_screen(history: Path, number: int) -> None:
+    """Hundreds of keys and thousands of runs, summarised per key: the first blocking finding (else
+    the first warning) starts within the first 40 lines, in a comment within GitHub's limit."""
+    report = _real_review(history, number)
+    assert len(report.changes) > 150
+    comment = render_comment(report)
+    lines = comment.split("\n")
+    heading = "#### Blocking" if report.verdict == "blocking" else "#### Warnings"
+    assert report.verdict in ("blocking", "warnings") and heading in lines
+    first = lines.index(heading) + 1
+    assert first < FIRST_SCREEN and lines[first].startswith("- **"), lines[: first + 1]
+    english, chinese = _halves(comment)
+    html = parse_html(english)
+    assert len(_table(html, KEY_HEADER)) == 10  # ten keys in the table, the rest in one line
+    assert "more config keys" in "".join(html.visible)
+    assert f"<details><summary>What changed ({len(report.changes)})</summary>" in english
+    assert "<details><summary>改动内容（" in chinese
+    assert not leaks(comment) and not live_links(comment)

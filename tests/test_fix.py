@@ -1,0 +1,400 @@
+"""`prbot fix` on the seed example PR: each known fix changes exactly the finding's line (or
+appends exactly one changelog entry), and once committed, `prbot review` of the same refs no
+longer has the finding. Refusals (uncommitted work, a symbolic link) change nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.example import CONFIG_KEY, ExampleRepo
+from bot.findings import Finding, Severity
+from bot.fix.command import main
+from bot.fix.yamledit import append_entry
+from bot.local import LocalRequest, run_local
+from tests.conftest import CHANGELOG, GIT_ENV, RECIPE, commit, replace, shared_or_skip
+
+PR_URL = "https://github.com/SemiAnalysisAI/InferenceX/pull/2290"
+PR = ["--pr-number", "2290", "--pr-url", PR_URL]
+CATALOG = Path(__file__).resolve().parents[1] / "templates" / "messages" / "fix.yaml"
+C48_TOTAL = "      TOTAL_CPU_DRAM_GB: '1799'\n\noverride_tp8_dcp8_c56_lmcache:"
+
+
+def fix(example: ExampleRepo, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run `prbot fix` on the example (base to the checked-out HEAD); (status, stdout, stderr)."""
+    code = main(["--repo", str(example.path), "--base", example.base, "--offline", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def review(example: ExampleRepo, **pr: object) -> list[Finding]:
+    report, _, _ = run_local(example.request(head="HEAD", **pr))
+    return report.findings
+
+
+def ids(findings: list[Finding], severity: Severity | None = None) -> list[str]:
+    return [f.message_id for f in findings if severity is None or f.severity is severity]
+
+
+def read(example: ExampleRepo, path: str) -> bytes:
+    return (example.path / path).read_bytes()
+
+
+def differing_lines(before: bytes, after: bytes) -> list[int]:
+    """1-based numbers of the lines that differ (the files have as many lines)."""
+    old, new = before.split(b"\n"), after.split(b"\n")
+    assert len(old) == len(new)
+    return [n for n, (a, b) in enumerate(zip(old, new, strict=True), 1) if a != b]
+
+
+def git_status(example: ExampleRepo) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(example.path), "status", "--porcelain"], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def line_of(data: bytes, text: str) -> int:
+    """The 1-based number of the first line that is exactly `text`."""
+    return data.split(b"\n").index(text.encode()) + 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "right", "wrong", "message_id"),
+    [
+        ("      TOTAL_CPU_DRAM_GB", "1799", "1800", "dram-total-mismatch"),
+        ("        LMCACHE_MAX_LOCAL_CPU_SIZE", "224", "300", "dram-pool-oversubscribed"),
+    ],
+)
+def test_a_wrong_dram_number_is_fixed_on_its_line_and_the_result_passes_review(
+    example: ExampleRepo,
+    capsys: pytest.CaptureFixture[str],
+    setting: str,
+    right: str,
+    wrong: str,
+    message_id: str,
+) -> None:
+    seed = read(example, RECIPE)
+    commit(example.path, {RECIPE: replace(f"{setting}: '{right}'", f"{setting}: '{wrong}'")})
+    assert message_id in ids(review(example), Severity.BLOCKING)
+    broken = read(example, RECIPE)
+    line = line_of(broken, f"{setting}: '{wrong}'")
+
+    code, out, _ = fix(example, capsys)
+
+    assert code == 0
+    assert read(example, RECIPE) == seed  # the seed's own value, comments and quoting included
+    assert differing_lines(broken, seed) == [line]
+    name = setting.strip()
+    assert f"fixed: {RECIPE}:{line}: {name} {wrong} → {right}\n" in out
+    assert f"已修复：{RECIPE}:{line}：{name} {wrong} → {right}\n" in out
+    commit(example.path, {}, "apply prbot fix")
+    after = review(example)
+    assert message_id not in ids(after)
+    assert ids(after, Severity.BLOCKING) == []
+
+
+def test_only_the_findings_line_changes_when_the_same_text_is_elsewhere(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """C48 pins the 0.35 block's 1028, the value C14 and C16 rightly pin on identical lines, and a
+    comment quotes the same line: only C48's line is the finding's, so only it changes."""
+    comment = "# e.g.   TOTAL_CPU_DRAM_GB: '1028' for the 0.35 block\n"
+    wrong = C48_TOTAL.replace("1799", "1028")
+    commit(example.path, {RECIPE: lambda t: comment + t.replace(C48_TOTAL, wrong)})
+    before = read(example, RECIPE)
+    (mismatch,) = [f for f in review(example) if f.message_id == "dram-total-mismatch"]
+
+    code, out, _ = fix(example, capsys)
+
+    after = read(example, RECIPE)
+    assert code == 0
+    assert differing_lines(before, after) == [mismatch.line]
+    assert after.count(b"TOTAL_CPU_DRAM_GB: '1028'") == 3  # the comment, C14 and C16
+    assert after.split(b"\n")[mismatch.line - 1] == b"      TOTAL_CPU_DRAM_GB: '1799'"
+    assert out.count("fixed: ") == 1
+    commit(example.path, {}, "apply prbot fix")
+    assert ids(review(example), Severity.BLOCKING) == []
+
+
+def test_a_key_in_a_flow_mapping_beside_other_keys_is_fixed_alone(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    block = "    env:\n      CONC: '48'\n      KV_OFFLOADING: dram\n      TOTAL_CPU_DRAM_GB: '1799'\n"
+    flow = "    env: {CONC: '48', KV_OFFLOADING: dram, TOTAL_CPU_DRAM_GB: \"1800\"}  # C48\n"
+    commit(example.path, {RECIPE: replace(block, flow)})
+    before = read(example, RECIPE)
+
+    code, _, _ = fix(example, capsys)
+
+    assert code == 0
+    assert read(example, RECIPE) == before.replace(b'"1800"}  # C48', b'"1799"}  # C48')
+    commit(example.path, {}, "apply prbot fix")
+    assert ids(review(example), Severity.BLOCKING) == []
+
+
+def test_a_value_of_the_wrong_type_is_left_for_the_author(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commit(example.path, {RECIPE: replace(C48_TOTAL, C48_TOTAL.replace("'1799'", "[1799]"))})
+    before = read(example, RECIPE)
+    line = line_of(before, "      TOTAL_CPU_DRAM_GB: [1799]")
+
+    code, out, _ = fix(example, capsys)
+
+    assert code == 1
+    assert read(example, RECIPE) == before
+    assert f"not fixed, no known fix: {RECIPE}:{line}: override_tp8_dcp8_c48_lmcache (C48) pins" in out
+    assert f"未修复（没有已知的修复方法）：{RECIPE}:{line}：override_tp8_dcp8_c48_lmcache（C48）设定的" in out
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "XXX",
+        "https://github.com/SemiAnalysisAI/InferenceX/pull/XXX",
+        "TBD",
+        f"{PR_URL[:-4]}XXXX",
+        f"{PR_URL[:-4]}2291",
+    ],
+)
+def test_a_new_entrys_pr_link_becomes_this_prs_url(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str], link: str
+) -> None:
+    if link != "XXX":  # the seed's own placeholder
+        commit(example.path, {CHANGELOG: replace("  pr-link: XXX\n", f"  pr-link: {link}\n")})
+    before = read(example, CHANGELOG)
+    line = line_of(before, f"  pr-link: {link}")
+
+    code, out, _ = fix(example, capsys, *PR)
+
+    after = read(example, CHANGELOG)
+    assert code == 0
+    assert differing_lines(before, after) == [line]
+    assert after.split(b"\n")[line - 1] == f"  pr-link: {PR_URL}".encode()
+    assert f"fixed: {CHANGELOG}:{line}: pr-link {link} → {PR_URL}\n" in out
+    commit(example.path, {}, "apply prbot fix")
+    after_review = review(example, pr_number=2290, pr_url=PR_URL)
+    assert not {"changelog-pr-link-placeholder", "changelog-pr-link-other"} & set(ids(after_review))
+    assert "changelog-appended" in ids(after_review, Severity.VERIFIED)
+
+
+def test_without_the_prs_url_the_placeholder_stays(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = read(example, CHANGELOG)
+
+    code, out, _ = fix(example, capsys, "--lang", "en")
+
+    assert code == 0
+    assert read(example, CHANGELOG) == before
+    assert out == "Nothing to fix: the review has no blocking finding and no pr-link to fill in.\n"
+
+
+def skeleton(keys: list[str], link: str) -> bytes:
+    """The entry `prbot fix` appends, written out here from InferenceX's layout."""
+    todo = yaml.safe_load(CATALOG.read_text(encoding="utf-8"))["fix-todo-description"]
+    lines = ["- config-keys:", *(f"    - {key}" for key in keys), "  description:"]
+    lines += [f'    - "{todo["en"]}"', f'    - "{todo["zh"]}"', f"  pr-link: {link}"]
+    return "\n".join(lines).encode() + b"\n"
+
+
+def test_a_changed_key_without_an_entry_gets_one_appended(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base_log = subprocess.run(
+        ["git", "-C", str(example.path), "show", f"{example.base}:{CHANGELOG}"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    commit(example.path, {CHANGELOG: base_log.decode()}, "drop the changelog entry")
+    assert "changelog-missing" in ids(review(example, pr_number=2290, pr_url=PR_URL), Severity.BLOCKING)
+
+    code, out, _ = fix(example, capsys, *PR)
+
+    assert code == 0
+    # The base's bytes stay an exact prefix; one empty line, the entry, one final newline.
+    assert read(example, CHANGELOG) == base_log + b"\n" + skeleton([CONFIG_KEY], PR_URL)
+    assert "Its description is a TODO: replace it with what this PR changes before you push." in out
+    assert "其 description 只是 TODO 占位" in out
+    commit(example.path, {}, "apply prbot fix")
+    after = review(example, pr_number=2290, pr_url=PR_URL)
+    assert ids(after, Severity.BLOCKING) == []
+    assert "changelog-appended" in ids(after, Severity.VERIFIED)
+
+
+def test_an_entry_naming_another_key_gets_a_second_entry_after_it(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def other_key(text: str) -> str:  # the PR's own entry, the last one, names another key
+        last = text.rindex("- config-keys:")
+        return text[:last] + text[last:].replace(CONFIG_KEY, "dsr1-fp4-mi355x-atom", 1)
+
+    commit(example.path, {CHANGELOG: other_key})
+    before = read(example, CHANGELOG)
+    assert "changelog-key-not-covered" in ids(review(example), Severity.BLOCKING)
+
+    code, _, _ = fix(example, capsys)
+
+    assert code == 0
+    assert read(example, CHANGELOG) == before + b"\n" + skeleton([CONFIG_KEY], "XXX")
+    commit(example.path, {}, "apply prbot fix")
+    after = review(example)
+    assert ids(after, Severity.BLOCKING) == []
+    assert "changelog-pr-link-placeholder" in ids(after, Severity.INFO)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"- a\n", b"- a\n\nENTRY\n"),
+        (b"- a\n\n", b"- a\n\nENTRY\n"),  # the base already ends with the empty line
+        (b"- a", b"- a\n\nENTRY\n"),  # a last line without its newline gets one first
+    ],
+)
+def test_the_appended_bytes_follow_the_changelog_gate(data: bytes, expected: bytes) -> None:
+    assert append_entry(data, b"ENTRY\n") == expected
+    assert append_entry(data, b"ENTRY\n").startswith(data)
+
+
+def test_dry_run_prints_the_diff_and_changes_nothing(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commit(example.path, {RECIPE: replace(C48_TOTAL, C48_TOTAL.replace("1799", "1800"))})
+    before = read(example, RECIPE)
+
+    code, out, _ = fix(example, capsys, "--dry-run", "--lang", "en")
+
+    assert code == 0
+    assert read(example, RECIPE) == before
+    assert git_status(example) == ""
+    line = line_of(before, "      TOTAL_CPU_DRAM_GB: '1800'")
+    assert out.startswith(f"--- a/{RECIPE}\n+++ b/{RECIPE}\n@@ -{line - 3},7 +{line - 3},7 @@\n")
+    diff = out.split("would fix:")[0].splitlines()[3:]
+    changed = [line for line in diff if line[:1] in "-+"]
+    assert changed == ["-      TOTAL_CPU_DRAM_GB: '1800'", "+      TOTAL_CPU_DRAM_GB: '1799'"]
+    assert f"would fix: {RECIPE}:{line}: TOTAL_CPU_DRAM_GB 1800 → 1799\n" in out
+    assert out.endswith("--dry-run: no file was written.\n")
+
+
+def test_a_file_with_uncommitted_changes_is_not_overwritten(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commit(example.path, {RECIPE: replace(C48_TOTAL, C48_TOTAL.replace("1799", "1800"))})
+    work = read(example, RECIPE) + b"# my uncommitted note\n"
+    (example.path / RECIPE).write_bytes(work)
+
+    code, out, err = fix(example, capsys)
+
+    assert code == 2
+    assert read(example, RECIPE) == work
+    assert out == ""
+    assert f"{RECIPE} has uncommitted changes that differ from HEAD" in err
+    assert f"{RECIPE} 有未提交的改动" in err
+
+
+def test_a_symbolic_link_in_the_working_tree_is_not_written_through(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    commit(example.path, {RECIPE: replace(C48_TOTAL, C48_TOTAL.replace("1799", "1800"))})
+    outside = tmp_path / "outside.yaml"
+    outside.write_bytes(read(example, RECIPE))
+    (example.path / RECIPE).unlink()
+    os.symlink(outside, example.path / RECIPE)
+
+    code, _, err = fix(example, capsys, "--lang", "en")
+
+    assert code == 2
+    assert b"'1800'" in outside.read_bytes()
+    assert "is not a regular file inside the working tree" in err
+
+
+def test_a_bad_ref_is_an_error_in_both_languages(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = fix(example, capsys, "--head", "no-such-ref")
+
+    assert code == 2
+    assert f"prbot: unknown ref 'no-such-ref' in {example.path}\n" in err
+    assert f"prbot: {example.path} 中没有 ref 'no-such-ref'\n" in err
+
+
+def test_the_prs_url_comes_from_the_origin_remote_and_the_pr_number(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    origin = "git@github.com:SemiAnalysisAI/InferenceX.git"
+    subprocess.run(["git", "-C", str(example.path), "remote", "add", "origin", origin], check=True)
+
+    code, out, _ = fix(example, capsys, "--pr-number", "2290", "--lang", "en")
+
+    assert code == 0
+    assert f"  pr-link: {PR_URL}\n".encode() in read(example, CHANGELOG)
+    assert out.endswith(f": pr-link XXX → {PR_URL}\n")
+
+
+def test_a_real_pr_without_its_changelog_entry_gets_one_the_review_accepts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """InferenceX #2707 changed one key of nvidia-master.yaml; here it comes without its entry.
+    The history's 6,000-line changelog stays the exact prefix of the fixed file."""
+    repo = tmp_path / "inferencex"
+    env = {**os.environ, **GIT_ENV}
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, check=True, env=env
+        ).stdout
+
+    subprocess.run(
+        ["git", "clone", "-q", str(shared_or_skip("inferencex-history.bundle")), str(repo)], check=True
+    )
+    git("checkout", "-q", "-b", "no-entry", "1bc6a36^")
+    git("checkout", "1bc6a36", "--", "configs/nvidia-master.yaml")
+    git("-c", "commit.gpgsign=false", "commit", "-qm", "dsv4 B200 TP8 cudagraphs, no changelog entry")
+    url = "https://github.com/SemiAnalysisAI/InferenceX/pull/2707"
+    pr = ["--pr-number", "2707", "--pr-url", url]
+
+    code = main(["--repo", str(repo), "--base", "1bc6a36^", "--offline", "--lang", "en", *pr])
+
+    out = capsys.readouterr().out
+    assert code == 0, out
+    base_log = git("show", f"1bc6a36^:{CHANGELOG}")
+    fixed = (repo / CHANGELOG).read_bytes()
+    assert fixed == base_log + b"\n" + skeleton(["dsv4-fp4-b200-vllm-agentic-mtp"], url)
+    git("-c", "commit.gpgsign=false", "commit", "-qam", "apply prbot fix")
+    request = LocalRequest(
+        repo=str(repo), base="1bc6a36^", head="HEAD", pr_number=2707, pr_url=url, offline=True
+    )
+    report = run_local(request)[0]
+    assert ids(report.findings, Severity.BLOCKING) == []
+    assert "changelog-appended" in ids(report.findings, Severity.VERIFIED)
+
+
+def test_the_prbot_command_runs_fix(example: ExampleRepo) -> None:
+    """`prbot fix` as a user types it: the subcommand is wired into the `prbot` command line."""
+    commit(example.path, {RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: '1800'")})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "fix",
+            "--repo",
+            str(example.path),
+            "--base",
+            example.base,
+            "--offline",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "TOTAL_CPU_DRAM_GB 1800 → 1799" in done.stdout
+    assert b"TOTAL_CPU_DRAM_GB: '1800'" not in read(example, RECIPE)
