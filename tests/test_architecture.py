@@ -11,7 +11,10 @@ BOT = Path(__file__).resolve().parents[1] / "bot"
 # Bottom first. A module may import modules of its own layer and of the layers before it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # what every layer speaks: YAML reading, the message catalog's ids, settings, the PR's context
-    ("bot", "bot.yamlsafe", "bot.compile_cache", "bot.resources", "bot.catalog", "bot.settings", "bot.pullrequest"),
+    (
+        *("bot", "bot.yamlsafe", "bot.compile_cache", "bot.resources"),
+        *("bot.catalog", "bot.settings", "bot.pullrequest"),
+    ),
     ("bot.sources",),  # git, the GitHub API, OCI registries: bytes and answers, never judged
     ("bot.model",),  # parsing into typed objects with line numbers
     ("bot.diff", "bot.findings"),  # base against head; what a check can say
@@ -29,13 +32,15 @@ def _module(path: Path) -> str:
 
 
 def _layer(module: str) -> int:
-    best = None
-    for index, names in enumerate(LAYERS):
-        for name in names:
-            if (module == name or module.startswith(name + ".")) and (best is None or len(name) > len(best[1])):
-                best = (index, name)
-    assert best is not None, f"{module} is in no layer of tests/test_architecture.py"
-    return best[0]
+    """The layer of the most specific name that `module` is or is inside of."""
+    found = [
+        (len(name), index)
+        for index, names in enumerate(LAYERS)
+        for name in names
+        if module == name or module.startswith(name + ".")
+    ]
+    assert found, f"{module} is in no layer of tests/test_architecture.py"
+    return max(found)[1]
 
 
 def _imports(path: Path) -> list[tuple[str, int]]:

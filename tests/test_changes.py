@@ -72,3 +72,22 @@ def test_added_and_removed_runs_are_named(example: ExampleRepo) -> None:
     )
     assert runs[64]["status"] == "added" and runs[64]["variant_base"] is None
     assert runs[48]["status"] == "as-before" and runs[48]["topology"]["dcp"] == 8
+
+
+def test_a_serving_argument_written_as_json_is_compared_by_its_parts(example: ExampleRepo) -> None:
+    """The seed PR's C1 keeps three more layers in BF16 inside a JSON string argument: the view
+    names the layers added to `exclude_layer`, and the capture sizes dropped, as lists."""
+    report = _review(example, example.base, example.head)
+    c1 = {s["path"]: s for s in _runs(report)[1]["settings"]}
+    layers = c1["roles.agg.args.online_quant_config.exclude_layer"]
+    assert layers["added"] == ["model.layers.0.*", "*mlp.shared_experts*", "*self_attn.kv_a_proj*"]
+    assert layers["removed"] == []
+    assert "roles.agg.args.online_quant_config.global_quant_config" not in c1  # unchanged part
+    sizes = c1["roles.agg.args.cudagraph-capture-sizes"]
+    assert (sizes["head"], sizes["removed"]) == ([1, 2], [3, 4, 5, 6, 7, 8])
+
+
+def test_a_json_looking_value_that_is_not_json_stays_text(example: ExampleRepo) -> None:
+    head = commit(example.path, {RECIPE: replace(C1_ARGS, C1_ARGS + "        odd: '[not json'\n")})
+    [setting] = _runs(_review(example, example.head, head))[1]["settings"]
+    assert setting == {"path": "roles.agg.args.odd", "base": None, "head": "[not json"}

@@ -121,7 +121,7 @@ def test_settings_from_the_pr_are_inert_and_short_in_the_changes_table(review_ex
     """A setting name and value made of markup, mentions, links and pipes; a 300-character value."""
     name = "X|<img src=x>"
     value = "@org/team https://evil.example #7 | </details>"
-    long_json = '{"exclude_layer":[' + ",".join(f'"layer.{i}"' for i in range(30)) + "]}"
+    long_json = "exclude_layer=" + ",".join(f"layer.{i}" for i in range(40))  # text, not JSON
     edit = replace(
         "        ATOM_MONO_ENABLE: '1'\n",
         f"        ATOM_MONO_ENABLE: '1'\n        '{name}': '{value}'\n        LONG: '{long_json}'\n",
@@ -136,9 +136,7 @@ def test_settings_from_the_pr_are_inert_and_short_in_the_changes_table(review_ex
     assert len(c1) == 2  # the pipes did not split the row into more cells
     assert f"{name} + {value[:39]}…" in c1[1] or f"{name} + {value}" in c1[1]
     [long_part] = [part for part in c1[1].split(" · ") if part.startswith("LONG + ")]
-    assert (
-        long_part.startswith('LONG + {"exclude_layer":["layer.0"') and len(long_part) <= len("LONG + ") + 41
-    )
+    assert long_part.startswith("LONG + exclude_layer=layer.0,") and len(long_part) <= len("LONG + ") + 41
 
 
 # --- the two largest real PRs ---------------------------------------------------------------------
@@ -187,3 +185,14 @@ def test_a_huge_real_pr_shows_its_first_finding_on_the_first_screen(history: Pat
     assert f"<details><summary>What changed ({len(report.changes)})</summary>" in english
     assert "<details><summary>改动内容（" in chinese
     assert not leaks(comment) and not live_links(comment)
+
+
+def test_gpu_hours_of_runs_without_a_duration_are_not_shown_as_zero() -> None:
+    """Fixed-seq-len runs have no set duration: their key's GPU-hours cell says so ("—"), and a
+    key with some timed runs shows a lower bound."""
+    from bot.output.render import _key_hours
+
+    runs = [{"changed": True}] * 3
+    assert _key_hours({"gpu_hours": 0.0, "untimed_runs": 3, "runs": runs}, 3) == "—"
+    assert _key_hours({"gpu_hours": 12.5, "untimed_runs": 1, "runs": runs}, 3) == "≥ 12.5"
+    assert _key_hours({"gpu_hours": 56.0, "untimed_runs": 0, "runs": runs}, 3) == "56"

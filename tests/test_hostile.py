@@ -811,10 +811,11 @@ def test_pr_text_is_inert_in_every_place_it_is_shown(
         assert comment.count("PWN") >= 5
         text = outside_code(comment)
         assert "@org" not in text and "@SemiAnalysisAI" not in text and "<img" not in text
-        assert text.count("<details>") == text.count("</details>") == (1 if lang == "both" else 0)
+        assert text.count("<details>") == text.count("</details>")
+        assert text.count("<summary>中文</summary>") == (1 if lang == "both" else 0)
         for line in comment.split("\n"):
             if "PWN" in line:  # every PR value stays inside its own list item or header line
-                assert line.startswith(("- ", "**", "  ")), line
+                assert line.startswith(("- ", "**", "  ", "| ")), line
     plain = json.loads(report_json.dumps(report))
     for item in plain["findings"]:
         assert "\n" not in item["message_en"] and "\n" not in item["message_zh"]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MASTER, RECIPE, commit, replace
+from conftest import CHANGELOG, MASTER, RECIPE, commit, replace
 from github_fake import EventFiles, FakeGitHub, ReviewComment, action_env, comment_event, pull_event
 
 from bot.example import ExampleRepo
@@ -247,3 +247,15 @@ def test_lang_en_comments_in_english_only(example, served) -> None:
     for text in (comment.body, review.body["body"]):
         assert not any("\u4e00" <= char <= "\u9fff" for char in text)
     assert comment.body.endswith(SUGGESTION)
+
+
+def test_a_new_entrys_pr_link_naming_another_pr_gets_a_suggestion_of_this_prs_url(example, served) -> None:
+    fake, action = served
+    this_pr = fake.pull_payload(fake.pulls[PR])["html_url"]
+    other = this_pr.replace("/pull/7", "/pull/5")
+    action.push(example, {CHANGELOG: replace("  pr-link: XXX\n", f"  pr-link: {other}\n")}, "wrong link")
+    code, _, _ = action.run()
+    assert code == 1
+    [comment] = ours(fake)
+    assert comment.path == CHANGELOG
+    assert comment.body.endswith(f"```suggestion\n  pr-link: {this_pr}\n```")

@@ -16,7 +16,7 @@ from bot.local import LocalRequest, run_local
 from bot.output import messages
 from bot.output.messages import en, zh
 from bot.report import Report
-from tests.conftest import RECIPE, shared_or_skip
+from tests.conftest import MASTER, RECIPE, shared_or_skip
 
 SEED_KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
 
@@ -203,3 +203,13 @@ def test_gpu_hours_of_a_mixed_sweep_say_which_runs_they_cover() -> None:
 def test_gpu_hours_are_rounded_for_reading() -> None:
     """Whole hours without `.0`, one decimal from an hour up, two below (never 0 for a short run)."""
     assert [shown_hours(h) for h in (56.0, 93.33, 1234.56, 0.0833)] == [56, 93.3, 1234.6, 0.08]
+
+
+def test_a_run_without_a_variant_names_its_whole_parallelism_config(review_example) -> None:
+    """`C80 (TP8)` did not say which of a key's TP8 points it was; the label names all of it."""
+    report = review_example(
+        {MASTER: lambda t: t.replace("conc-list: [48, 56, 72]", "conc-list: [48, 56, 72, 80]", 1)}
+    )
+    [missing] = of(report, "selection-none")
+    assert en(missing).startswith(f"{SEED_KEY} C80 (TP8 DCP8 MTP dram-offload): no variant of ")
+    assert zh(missing).startswith(f"{SEED_KEY} C80（TP8 DCP8 MTP dram-offload）：")

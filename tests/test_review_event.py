@@ -149,6 +149,17 @@ def test_a_codeowners_sign_off_in_a_review_updates_the_comment(fake: FakeGitHub,
     assert len(fake.calls("PATCH", r"/issues/comments/\d+$")) == 1
 
 
+def test_a_dismissed_sign_off_no_longer_counts(fake: FakeGitHub, tmp_path: Path) -> None:
+    review = fake.add_review(PR, f"{PHRASE} no concerns.", OWNER, "MEMBER", "APPROVED")
+    act(fake, tmp_path, review_event(fake, review))
+    assert f"signed off by `@{OWNER}`" in english(sticky(fake))
+    review.state = "DISMISSED"  # a maintainer dismissed the approval
+    code, log = act(fake, tmp_path, review_event(fake, review, "dismissed"))
+    assert code in (0, 1), log
+    after = english(sticky(fake))
+    assert "Sign-off needed for" in after and f"signed off by `@{OWNER}`" not in after
+
+
 def test_a_review_without_the_phrase_leaves_the_sign_off_open(fake: FakeGitHub, tmp_path: Path) -> None:
     review = fake.add_review(PR, "Looks good to me.", OWNER, "MEMBER", "APPROVED")
     code, log = act(fake, tmp_path, review_event(fake, review))

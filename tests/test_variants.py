@@ -259,3 +259,15 @@ def test_a_key_with_one_unserved_point_still_shows_what_was_checked(review_examp
     assert partial.severity is Severity.VERIFIED
     assert partial.params["runs"] == 7  # C1 … C72, each with its one variant; C80 has none
     assert "7 runs select exactly one variant each" in en(partial) and "其余的点" in zh(partial)
+
+
+def test_a_suggestion_rewrites_only_a_value_that_is_all_digits() -> None:
+    """The suggested line replaces the whole number, never the leading digits of another value."""
+    from bot.checks.dram import _suggestion
+
+    name = "TOTAL_CPU_DRAM_GB"
+    assert _suggestion(f"      {name}: '1800'", name, 1799) == f"      {name}: '1799'"
+    assert _suggestion(f"      {name}: 1800  # host", name, 1799) == f"      {name}: 1799  # host"
+    assert _suggestion(f"  {{CONC: '48', {name}: '1800'}}", name, 1799) == f"  {{CONC: '48', {name}: '1799'}}"
+    assert _suggestion(f"      {name}: '18x00'", name, 1799) is None
+    assert _suggestion(f"      {name}: 1800GB", name, 1799) is None

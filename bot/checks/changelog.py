@@ -33,6 +33,15 @@ def _placeholder(link: str, repository: str | None) -> bool:
     return link == PLACEHOLDER or _is_pull_url(link, repository, PLACEHOLDER)
 
 
+def _link_suggestion(ctx: CheckContext, line: int | None, link: str, new: str) -> str | None:
+    """The `pr-link:` line with `new` for `link`, for a suggestion; None if the line does not show it."""
+    log = ctx.diff.changelog
+    source = log.head_line(line) if log is not None else None
+    if source is None or not source.lstrip().startswith("pr-link:") or link not in source:
+        return None
+    return source.replace(link, new, 1)
+
+
 def _new_link(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
     """A new entry's pr-link: this PR's URL or a placeholder on a PR; any canonical link without one."""
     link = entry.pr_link
@@ -45,12 +54,26 @@ def _new_link(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
     if pr.number is not None and pr.url:
         if link == pr.url:
             return []
+        fixed = _link_suggestion(ctx, line, link, pr.url)
         return [
-            finding(CHECK, Severity.BLOCKING, "changelog-pr-link-other", **where, link=link, expected=pr.url)
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "changelog-pr-link-other",
+                **where,
+                suggestion=fixed,
+                link=link,
+                expected=pr.url,
+            )
         ]
     out = []
     if not _canonical(link, pr.repository):
-        out.append(finding(CHECK, Severity.BLOCKING, "changelog-pr-link-invalid", **where, link=link))
+        fixed = _link_suggestion(ctx, line, link, PLACEHOLDER)
+        out.append(
+            finding(
+                CHECK, Severity.BLOCKING, "changelog-pr-link-invalid", **where, suggestion=fixed, link=link
+            )
+        )
     if pr.number is not None:
         out.append(finding(CHECK, Severity.UNVERIFIED, "changelog-pr-url-unknown", **where, number=pr.number))
     return out

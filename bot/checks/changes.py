@@ -3,7 +3,9 @@
 A run's settings are the key's image, its point's own fields (the utilization block, the recipe
 and the search-space fields other than the concurrencies) and the variant it selects, resolved
 (`base` merged with the override, anchors and `<<:` resolved by then), flattened to dotted paths
-(`benchmark.env.ATOM_MONO_ENABLE`); lists are values of their own, compared as lists. A setting
+(`benchmark.env.ATOM_MONO_ENABLE`); lists are values of their own, compared as lists. A serving
+argument written as a JSON string is compared as what it holds
+(`roles.agg.args.online_quant_config.exclude_layer`: a list). A setting
 that changed the same way at every run that exists at both refs is shown once, as common; a run
 whose only changes are the common ones is "as before". An override that replaces a list of
 `base` and leaves out items `base` had is a warning: deep merge replaces lists, so those items
@@ -12,6 +14,7 @@ are gone from that variant (DESIGN.md §2 `changes`).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from bot.checks.context import CheckContext
@@ -25,10 +28,30 @@ _CONCURRENCY_FIELDS = ("conc-list", "conc-start", "conc-end")
 _COMMON_SHOWN = 4  # settings a finding names; the JSON report has them all
 
 
-def _flatten(node: Any, path: str, into: dict[str, Any]) -> None:
-    if isinstance(node, dict) and node:
+_MAX_DEPTH = 32  # deeper mappings are compared whole
+_MAX_JSON_CHARS = 4096  # longer JSON-looking strings are compared as text
+
+
+def _structure(value: str) -> Any:
+    """A serving argument written as JSON (`online_quant_config: '{"exclude_layer": [...]}'`,
+    `cudagraph-capture-sizes: '[1,2]'`) as the mapping or list it holds, so that its parts and
+    items are compared; the string itself when it is not one."""
+    text = value.strip()
+    if text[:1] not in ("{", "[") or len(text) > _MAX_JSON_CHARS:
+        return value
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return value
+    return parsed if isinstance(parsed, dict | list) else value
+
+
+def _flatten(node: Any, path: str, into: dict[str, Any], depth: int = 0) -> None:
+    if isinstance(node, str) and path:
+        node = _structure(node)
+    if isinstance(node, dict) and node and depth < _MAX_DEPTH:
         for key, value in node.items():
-            _flatten(value, f"{path}.{key}" if path else str(key), into)
+            _flatten(value, f"{path}.{key}" if path else str(key), into, depth + 1)
     elif path:
         into[path] = node
 

@@ -31,7 +31,10 @@ def _suggestion(source: str | None, name: str, value: int) -> str | None:
     """The recipe line with its number replaced, for a GitHub suggestion block."""
     if source is None:
         return None
-    fixed, count = re.subn(rf"({re.escape(name)}\s*:\s*['\"]?)\d+", rf"\g<1>{value}", source, count=1)
+    # Only a value that is all digits (quoted or not, a comment after it) is rewritten: `'18x00'`
+    # has no known fix.
+    pattern = rf"({re.escape(name)}\s*:\s*(['\"]?))\d+(?=\2\s*(?:[#,}}]|$))"
+    fixed, count = re.subn(pattern, rf"\g<1>{value}", source, count=1)
     return fixed if count else None
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.checks import grouping
+from bot.checks import grouping, runlabels
 from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.master import Point
@@ -167,7 +167,7 @@ def check(ctx: CheckContext) -> list[Finding]:
                         **point.where,
                         key=change.key,
                         concurrency=conc,
-                        tp=point.tp,
+                        topology=runlabels.topology(point),
                         path=point.recipe,
                         variants=[v.name for v in chosen],
                     )

@@ -94,6 +94,15 @@ class ChangelogDiff:
     # Rules the PR broke (blocking), and rules the base already broke (unverified).
     problems: list[Problem] = field(default_factory=list)
     base_problems: list[Problem] = field(default_factory=list)
+    # The head file's bytes, for the text of a line a suggestion rewrites.
+    head: bytes = field(default=b"", repr=False, compare=False)
+
+    def head_line(self, line: int | None) -> str | None:
+        """Line `line` (1-based) of the head file, without its end; None when there is none."""
+        if line is None or line < 1:
+            return None
+        lines = self.head.split(b"\n", line)
+        return lines[line - 1].decode("utf-8", "replace") if len(lines) >= line else None
 
 
 @lru_cache(maxsize=1024)
@@ -312,8 +321,11 @@ def compare(path: str, base: bytes | None, head: bytes | None) -> ChangelogDiff:
     if base and not base.endswith(b"\n") and head.startswith(base + b"\n"):
         prefix = base + b"\n"  # the missing final newline, added: the base's problem, not an edit
     if head.startswith(prefix) and _starts_new_items(head[len(prefix) :]):
-        return _appended(path, base, prefix, head)
-    return _rewritten(path, base, head)
+        result = _appended(path, base, prefix, head)
+    else:
+        result = _rewritten(path, base, head)
+    result.head = head
+    return result
 
 
 def _appended(path: str, base: bytes, prefix: bytes, head: bytes) -> ChangelogDiff:

@@ -299,6 +299,17 @@ def _hours(value: Any) -> str:
     return f"{value:,.1f}".removesuffix(".0")
 
 
+def _key_hours(plan: dict[str, Any], runs: int) -> str:
+    """A key's GPU-hours: "—" when no run has a known duration (fixed-seq-len runs have none), a
+    lower bound "≥ …" when only some do."""
+    untimed = plan.get("untimed_runs")
+    untimed = untimed if isinstance(untimed, int) and not isinstance(untimed, bool) else 0
+    if runs and untimed >= runs:
+        return "—"
+    hours = _hours(plan.get("gpu_hours"))
+    return f"≥ {hours}" if untimed and hours != "—" else hours
+
+
 def _key_row(lang: str, key: str, report: Report, mark: str) -> dict[str, str]:
     """The cells of one key's row: its published set, sweep runs, GPU-hours and mark."""
     sets = report.published_sets.get(key) or {}
@@ -314,7 +325,7 @@ def _key_row(lang: str, key: str, report: Report, mark: str) -> dict[str, str]:
         runs = [run for run in plan.get("runs") or [] if isinstance(run, dict)]
         changed = sum(1 for run in runs if run.get("changed"))
         runs_text = _t(lang, "ui-runs", count=len(runs), changed=changed)
-        hours = _hours(plan.get("gpu_hours"))
+        hours = _key_hours(plan, len(runs))
     else:
         runs_text, hours = _t(lang, "ui-no-sweep"), "—"
     return {

@@ -349,7 +349,10 @@ class GitHubSource:
         found += [
             Comment(_login(r.user), r.body, _iso(r.submitted_at), r.author_association or "NONE")
             for r in pull.get_reviews()
-            if r.body and r.submitted_at is not None and not r.body.startswith(markers)
+            if r.body
+            and r.submitted_at is not None
+            and r.state != "DISMISSED"
+            and not r.body.startswith(markers)
         ]
         return tuple(sorted(found, key=lambda c: c.created_at))
 
