@@ -46,6 +46,28 @@ def shared_or_skip(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare clone of the real InferenceX history (one per test run), or skip saying it is absent."""
+    bundle = shared_or_skip("inferencex-history.bundle")
+    repo = tmp_path_factory.mktemp("history") / "history.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(repo)], check=True)
+    return repo
+
+
+def squash_merge(repo: Path, number: int) -> tuple[str, str, str]:
+    """(parent, commit, subject) of the real pull request squash-merged as `... (#number)`."""
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%H %P%x09%s"], capture_output=True, text=True, check=True
+    ).stdout
+    for line in log.splitlines():
+        shas, _, subject = line.partition("\t")
+        sha, *parents = shas.split()
+        if subject.endswith(f"(#{number})") and len(parents) == 1:
+            return parents[0], sha, subject
+    raise AssertionError(f"#{number} is not in the history")
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Say at the end of the run whether the real-world tests ran, and if not, why."""
     skipped = [

@@ -10,7 +10,6 @@ is within the first 40 lines.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ import pytest
 from bot.local import LocalRequest, run_local
 from bot.output.render import render_comment
 from bot.report import Report
-from tests.conftest import MASTER, RECIPE, replace, shared_or_skip
+from tests.conftest import MASTER, RECIPE, replace, squash_merge
 from tests.mdcheck import leaks, live_links, parse_html
 
 KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
@@ -142,28 +141,11 @@ def test_settings_from_the_pr_are_inert_and_short_in_the_changes_table(review_ex
 # --- the two largest real PRs ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bare clone of the real InferenceX history."""
-    bundle = shared_or_skip("inferencex-history.bundle")
-    repo = tmp_path_factory.mktemp("history") / "history.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(repo)], check=True)
-    return repo
-
-
 def _real_review(repo: Path, number: int) -> Report:
     """The offline review of the real PR squash-merged as `... (#number)`, titled as it was."""
-    log = subprocess.run(
-        ["git", "-C", str(repo), "log", "--format=%H%x09%s"], capture_output=True, text=True, check=True
-    ).stdout
-    for line in log.splitlines():
-        sha, _, subject = line.partition("\t")
-        if subject.endswith(f"(#{number})"):
-            report, _, _ = run_local(
-                LocalRequest(repo=str(repo), base=f"{sha}^", head=sha, title=subject, offline=True)
-            )
-            return report
-    raise AssertionError(f"#{number} is not in the history")
+    base, head, subject = squash_merge(repo, number)
+    request = LocalRequest(repo=str(repo), base=base, head=head, title=subject, offline=True)
+    return run_local(request)[0]
 
 
 @pytest.mark.parametrize("number", [1992, 2263])

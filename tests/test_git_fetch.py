@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, commit, shared_or_skip
+from conftest import GIT_ENV, commit, squash_merge
 from git_http_server import GitHttpServer, serve_repository
 from github_fake import EventFiles, FakeGitHub, action_env, pull_event
 from test_action import FAST, PR, Run, _no_token, act
@@ -133,31 +133,9 @@ def test_without_a_server_url_the_action_reads_through_the_api(servers: Servers,
     assert _report(run) == _local(servers.example)
 
 
-@pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bare clone of the real InferenceX history."""
-    bundle = shared_or_skip("inferencex-history.bundle")
-    repo = tmp_path_factory.mktemp("history") / "history.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(repo)], check=True)
-    return repo
-
-
-def _squash_merge(repo: Path, number: int) -> tuple[str, str, str]:
-    """(parent, merge, subject) of the real pull request merged as one commit `... (#number)`."""
-    log = subprocess.run(
-        ["git", "-C", str(repo), "log", "--format=%H %P%x09%s"], capture_output=True, text=True, check=True
-    ).stdout
-    for line in log.splitlines():
-        shas, _, subject = line.partition("\t")
-        sha, *parents = shas.split()
-        if subject.endswith(f"(#{number})") and len(parents) == 1:
-            return parents[0], sha, subject
-    raise AssertionError(f"#{number} is not in the history")
-
-
 @pytest.mark.parametrize("number", [2263, 1992])
 def test_real_pull_requests_report_as_in_local_mode(history: Path, tmp_path: Path, number: int) -> None:
-    base, head, title = _squash_merge(history, number)
+    base, head, title = squash_merge(history, number)
     example = ExampleRepo(path=history, base=base, head=head, title=title, body="", labels=())
     with Servers(example, tmp_path / "served") as both:
         run = both.act(tmp_path)

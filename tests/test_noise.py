@@ -5,10 +5,7 @@ bundle show each noise; the seed PR shows the ordinary case."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from bot.checks.sweep_plan import shown_hours
 from bot.findings import Finding, Severity
@@ -16,26 +13,15 @@ from bot.local import LocalRequest, run_local
 from bot.output import messages
 from bot.output.messages import en, zh
 from bot.report import Report
-from tests.conftest import MASTER, RECIPE, shared_or_skip
+from tests.conftest import MASTER, RECIPE, squash_merge
 
 SEED_KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
 
 
-@pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    bundle = shared_or_skip("inferencex-history.bundle")
-    target = tmp_path_factory.mktemp("history") / "ix"
-    subprocess.run(["git", "clone", "-q", str(bundle), str(target)], check=True)
-    return target
-
-
 def review_pr(repo: Path, number: int) -> Report:
     """The review of the real PR squash-merged as the commit whose subject ends `(#number)`."""
-    log = subprocess.run(
-        ["git", "-C", str(repo), "log", "--format=%H %s"], capture_output=True, text=True, check=True
-    ).stdout
-    [sha] = [line.split()[0] for line in log.splitlines() if line.endswith(f"(#{number})")]
-    report, _, _ = run_local(LocalRequest(repo=str(repo), base=f"{sha}^", head=sha, offline=True))
+    base, head, _ = squash_merge(repo, number)
+    report, _, _ = run_local(LocalRequest(repo=str(repo), base=base, head=head, offline=True))
     return report
 
 
@@ -213,3 +199,17 @@ def test_a_run_without_a_variant_names_its_whole_parallelism_config(review_examp
     [missing] = of(report, "selection-none")
     assert en(missing).startswith(f"{SEED_KEY} C80 (TP8 DCP8 MTP dram-offload): no variant of ")
     assert zh(missing).startswith(f"{SEED_KEY} C80（TP8 DCP8 MTP dram-offload）：")
+
+
+def test_the_unused_variants_of_one_zip_override_are_one_warning(history: Path) -> None:
+    """#2263's GLM-5 MTP recipe has two zip_overrides whose 4 and 3 variants serve no point: two
+    warnings naming the variants, not seven, and the verified line still counts all seven."""
+    report = review_pr(history, 2263)
+    leftovers = of(report, "selection-leftover")
+    assert [f.params["variants"] for f in leftovers] == [
+        [f"zip_override_mtp_1k1k_hightpt[{i}]" for i in range(4)],
+        [f"zip_override_mtp_1k1k_lowlat[{i}]" for i in range(3)],
+    ]
+    assert en(leftovers[0]).startswith("Variants zip_override_mtp_1k1k_hightpt[0], ")
+    [ok] = [f for f in of(report, "selection-ok") if f.config_key == "glm5-fp4-gb200-dynamo-sglang-mtp"]
+    assert ok.params["leftovers"] == 7

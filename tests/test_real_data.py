@@ -6,8 +6,6 @@ import subprocess
 from collections import Counter
 from decimal import Decimal
 
-import pytest
-
 from bot.local import LocalRequest, run_local
 from bot.model.dram import budget
 from bot.model.layout import Layout
@@ -74,14 +72,6 @@ def test_formula_worked_example() -> None:
     for utilization, total in (("0.343", 1028), ("0.513", 1538), ("0.6", 1799)):
         calc = budget(3_095_781, Decimal(utilization), 8, 8)
         assert (calc.total_gb, calc.capped_mib) == (total, 2_861_022)
-
-
-@pytest.fixture(scope="module")
-def history(tmp_path_factory):
-    bundle = shared_or_skip("inferencex-history.bundle")
-    target = tmp_path_factory.mktemp("history") / "ix"
-    subprocess.run(["git", "clone", "-q", str(bundle), str(target)], check=True)
-    return target
 
 
 def test_fifty_consecutive_real_prs_review_without_error(history) -> None:

@@ -36,21 +36,24 @@ def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding] | 
                 used.update(v.name for v in select(recipe, point, conc))
     if any(p.selector for e in users for p in e.points if p.recipe == path):
         used.update(p.selector for e in users for p in e.points if p.recipe == path and p.selector)
-    out = []
+    # One warning per override: the variants a zip_override makes share its line.
+    unused: dict[int | None, list[str]] = {}
     for variant in recipe.candidates(None):
         if variant.name not in used and recipe.is_bundle:
-            out.append(
-                finding(
-                    CHECK,
-                    Severity.WARNING,
-                    "selection-leftover",
-                    file=path,
-                    line=variant.line,
-                    variant=variant.name,
-                    users=[e.key for e in users],
-                )
-            )
-    return out
+            unused.setdefault(variant.line, []).append(variant.name)
+    return [
+        finding(
+            CHECK,
+            Severity.WARNING,
+            "selection-leftover",
+            file=path,
+            line=line,
+            variant=names[0],
+            variants=names,
+            users=[e.key for e in users],
+        )
+        for line, names in unused.items()
+    ]
 
 
 def _leftover_counts(ctx: CheckContext, paths: set[str]) -> tuple[list[Finding], dict[str, int | None]]:
@@ -65,7 +68,7 @@ def _leftover_counts(ctx: CheckContext, paths: set[str]) -> tuple[list[Finding],
         if found is not None:
             out += found
             if all(f.message_id == "selection-leftover" for f in found):  # not "too large to look"
-                counts[path] = len(found)
+                counts[path] = sum(len(f.params["variants"]) for f in found)
     return out, counts
 
 
