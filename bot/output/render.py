@@ -174,7 +174,8 @@ def _setting(lang: str, setting: dict[str, Any]) -> str:
     """One changed setting: its name (the last part of its path), then how it changed."""
     name = textsafe.md_code(str(setting.get("path", "")).rsplit(".", 1)[-1])
     added, removed = setting.get("added"), setting.get("removed")
-    if isinstance(added, list) and isinstance(removed, list):
+    short = all(len(_value(setting.get(side))) <= VALUE_CHARS for side in ("base", "head"))
+    if isinstance(added, list) and isinstance(removed, list) and not short:  # short lists: old → new
         return _t(
             lang,
             "ui-setting-list",
