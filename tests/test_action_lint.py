@@ -25,6 +25,7 @@ INPUTS = {
     "config",
     "fail-on",
     "comment",
+    "inline-review",
     "lang",
     "registry-credentials",
     "offline",
@@ -93,6 +94,7 @@ def test_action_yml_matches_the_code() -> None:
     assert inputs["fail-on"]["default"] in FAIL_ON and inputs["lang"]["default"] in LANGS
     assert inputs["comment"]["default"] == "true" and inputs["offline"]["default"] == "false"
     assert inputs["bot-login"]["default"] == DEFAULT_BOT_LOGIN
+    assert inputs["inline-review"]["default"] == "true"
     assert all(spec.get("description") for spec in (*inputs.values(), *action["outputs"].values()))
     assert {"icon", "color"} <= set(action["branding"])
 

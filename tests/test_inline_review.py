@@ -259,3 +259,13 @@ def test_a_new_entrys_pr_link_naming_another_pr_gets_a_suggestion_of_this_prs_ur
     [comment] = ours(fake)
     assert comment.path == CHANGELOG
     assert comment.body.endswith(f"```suggestion\n  pr-link: {this_pr}\n```")
+
+
+def test_the_inline_review_can_be_turned_off(example, served) -> None:
+    """`inline-review: false`: the sticky comment has the finding, no review is posted."""
+    fake, action = served
+    action.push(example, {RECIPE: WRONG_TOTAL}, "TOTAL_CPU_DRAM_GB typo")
+    code, _, _ = action.run(**{"inline-review": "false"})
+    assert code == 1
+    assert not fake.calls("POST", r"/pulls/7/reviews$") and ours(fake) == []
+    assert any("1800" in c.body for c in fake.comments_on(PR))  # the sticky comment says it

@@ -87,6 +87,7 @@ class Inputs:
     registry_credentials: str
     offline: bool = False
     bot_login: str = DEFAULT_BOT_LOGIN
+    inline_review: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Inputs:
@@ -102,6 +103,7 @@ class Inputs:
             registry_credentials=input_value(env, "registry-credentials"),
             offline=_flag(env, "offline", False),
             bot_login=_login(env, "bot-login", DEFAULT_BOT_LOGIN),
+            inline_review=_flag(env, "inline-review", True),
         )
 
 

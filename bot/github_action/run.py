@@ -274,7 +274,12 @@ class _Run:
         run_notes = self._comment(trigger, self.console.redact(comment))
         if cut:
             run_notes.append(msg("action-comment-cut"))
-        if outcome.report is not None and outcome.info is not None and self.inputs.comment:
+        if (
+            outcome.report is not None
+            and outcome.info is not None
+            and self.inputs.comment
+            and self.inputs.inline_review
+        ):
             run_notes += self._inline(outcome.info, outcome.report)
         values = {"verdict": self._verdict(outcome)}
         if outcome.report is not None:
