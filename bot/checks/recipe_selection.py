@@ -92,6 +92,67 @@ def _summary(
     )
 
 
+def _point(point: Point, recipe: Recipe, key: str) -> tuple[list[Finding], list[str], bool]:
+    """One point of a key against its recipe: the findings, the variant each of its runs selects
+    (for those that select exactly one), and whether every run did."""
+    if point.selector and point.selector not in recipe.variants:
+        params = {"selector": point.selector, "path": point.recipe}
+        return (
+            [finding(CHECK, Severity.BLOCKING, "selection-unknown-selector", **point.where, **params)],
+            [],
+            False,
+        )
+    if not recipe.variants:  # unreadable or refused: its problems say why, once
+        params = {"key": key, "runs": len(point.concurrencies), "path": point.recipe}
+        return (
+            [finding(CHECK, Severity.BLOCKING, "selection-recipe-unusable", **point.where, **params)],
+            [],
+            False,
+        )
+    out, chosen_names = [], []
+    for conc in point.concurrencies:
+        chosen = select(recipe, point, conc)
+        if len(chosen) == 1:
+            chosen_names.append(chosen[0].name)
+            continue
+        out.append(
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "selection-none" if not chosen else "selection-ambiguous",
+                **point.where,
+                key=key,
+                concurrency=conc,
+                topology=runlabels.topology(point),
+                path=point.recipe,
+                variants=[v.name for v in chosen],
+            )
+        )
+    return out, chosen_names, not out
+
+
+def _legacy_missing(missing: dict[str, list[Point]]) -> list[Finding]:
+    """One finding per key whose older `CONFIG_FILE` recipes are absent: such keys often have dozens."""
+    out = []
+    for key, points in missing.items():
+        paths = sorted({p.recipe for p in points if p.recipe})
+        out.append(
+            finding(
+                CHECK,
+                Severity.UNVERIFIED,
+                "selection-legacy-missing",
+                config_key=key,
+                file=points[0].file,
+                line=points[0].line,
+                key=key,
+                points=len(points),
+                paths=len(paths),
+                path=paths[0],
+            )
+        )
+    return out
+
+
 def check(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = ctx.no_masters(CHECK) if ctx.diff.no_masters else ctx.unreadable(CHECK)
     recipes = ctx.diff.recipes_head
@@ -113,86 +174,23 @@ def check(ctx: CheckContext) -> list[Finding]:
                 clean = False
                 if point.multinode and "/multi_node/" in point.recipe:  # an older CONFIG_FILE reference
                     legacy_missing.setdefault(change.key, []).append(point)
-                    continue
-                out.append(
-                    finding(
-                        CHECK,
-                        Severity.BLOCKING,
-                        "selection-recipe-missing",
-                        **point.where,
-                        path=point.recipe,
+                else:
+                    params = {"path": point.recipe}
+                    out.append(
+                        finding(CHECK, Severity.BLOCKING, "selection-recipe-missing", **point.where, **params)
                     )
-                )
                 continue
             if point.recipe not in checked_recipes:
                 checked_recipes.add(point.recipe)
                 # its own findings: they do not make any run of the key fail to select a variant
                 out += _recipe_problems(recipe, change.key, point.recipe in ctx.diff.changed_recipes)
-            if point.selector and point.selector not in recipe.variants:
-                out.append(
-                    finding(
-                        CHECK,
-                        Severity.BLOCKING,
-                        "selection-unknown-selector",
-                        **point.where,
-                        selector=point.selector,
-                        path=point.recipe,
-                    )
-                )
-                clean = False
-                continue
-            if not recipe.variants:  # unreadable or refused: its problems say why, once
-                out.append(
-                    finding(
-                        CHECK,
-                        Severity.BLOCKING,
-                        "selection-recipe-unusable",
-                        **point.where,
-                        key=change.key,
-                        runs=len(point.concurrencies),
-                        path=point.recipe,
-                    )
-                )
-                clean = False
-                continue
-            for conc in point.concurrencies:
-                chosen = select(recipe, point, conc)
-                if len(chosen) == 1:
-                    chosen_variants.append((point.recipe, chosen[0].name))
-                    continue
-                clean = False
-                message = "selection-none" if not chosen else "selection-ambiguous"
-                out.append(
-                    finding(
-                        CHECK,
-                        Severity.BLOCKING,
-                        message,
-                        **point.where,
-                        key=change.key,
-                        concurrency=conc,
-                        topology=runlabels.topology(point),
-                        path=point.recipe,
-                        variants=[v.name for v in chosen],
-                    )
-                )
+            found, names, selected = _point(point, recipe, change.key)
+            out += found
+            chosen_variants += [(point.recipe, name) for name in names]
+            clean = clean and selected
         if chosen_variants:  # what was checked and held, also beside a key's failures
             verified.append((change.key, chosen_variants, clean))
-    for key, points in legacy_missing.items():  # one finding per key: such keys often have dozens
-        paths = sorted({p.recipe for p in points if p.recipe})
-        out.append(
-            finding(
-                CHECK,
-                Severity.UNVERIFIED,
-                "selection-legacy-missing",
-                config_key=key,
-                file=points[0].file,
-                line=points[0].line,
-                key=key,
-                points=len(points),
-                paths=len(paths),
-                path=paths[0],
-            )
-        )
+    out += _legacy_missing(legacy_missing)
     left, counts = _leftover_counts(ctx, checked_recipes)
     out += [_summary(key, chosen_variants, clean, counts) for key, chosen_variants, clean in verified]
     out += left
