@@ -23,7 +23,7 @@ from github.PullRequest import PullRequest as GhPull
 
 from bot.catalog import Msg, msg
 from bot.findings import Finding, Severity
-from bot.github_action.sticky import identity
+from bot.github_action.sticky import identity, split_by_author
 from bot.output import messages, textsafe
 from bot.output.messages import Safe
 from bot.output.render import LANG_CHOICES
@@ -104,10 +104,6 @@ def review_body(comments: list[Wanted], lang: str) -> str:
     return REVIEW_MARKER + "\n" + "\n\n".join(texts)
 
 
-def _author(comment: Any) -> str:
-    return comment.user.login if comment.user is not None else "ghost"
-
-
 def _key(comment: Any) -> tuple[Any, ...]:
     """What makes one of our comments current: its commit, path, line and text."""
     return (comment.original_commit_id, comment.path, comment.original_line, comment.body)
@@ -121,8 +117,7 @@ def publish_review(
     try:
         result = _sync(source, pull, head_sha, wanted[:MAX_COMMENTS], lang, bot_login)
     except GitHubError as error:
-        read_only = error.status in (403, 404) and error.message.id in ("action-api-403", "action-api-404")
-        return ReviewResult(READ_ONLY if read_only else FAILED, capped=capped, error=error)
+        return ReviewResult(READ_ONLY if error.read_only else FAILED, capped=capped, error=error)
     return replace(result, capped=capped)
 
 
@@ -155,10 +150,7 @@ def _ours(source: GitHubSource, pull: GhPull, bot_login: str) -> tuple[list[Any]
     marked = [c for c in source.review_comments(pull) if (c.body or "").startswith(REVIEW_MARKER)]
     if not marked:
         return [], ()
-    login = identity(source, bot_login).casefold()
-    ours = [c for c in marked if _author(c).casefold() == login]
-    others = dict.fromkeys(_author(c) for c in marked if _author(c).casefold() != login)
-    return ours, tuple(others)
+    return split_by_author(marked, identity(source, bot_login))
 
 
 def log_lines(result: ReviewResult, head: str) -> list[Msg]:

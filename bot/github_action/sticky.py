@@ -51,14 +51,15 @@ def _marked(issue: Any) -> list[Any]:
     return sorted(found, key=lambda c: (c.created_at, c.id))
 
 
-def _author(comment: Any) -> str:
+def author(comment: Any) -> str:
+    """Who wrote a comment or review comment (`ghost` for a deleted account)."""
     return comment.user.login if comment.user is not None else "ghost"
 
 
-def _split(comments: list[Any], login: str) -> tuple[list[Any], tuple[str, ...]]:
+def split_by_author(comments: list[Any], login: str) -> tuple[list[Any], tuple[str, ...]]:
     """The comments by `login`, and the other authors (each once)."""
-    ours = [c for c in comments if _author(c).casefold() == login.casefold()]
-    others = (_author(c) for c in comments if _author(c).casefold() != login.casefold())
+    ours = [c for c in comments if author(c).casefold() == login.casefold()]
+    others = (author(c) for c in comments if author(c).casefold() != login.casefold())
     return ours, tuple(dict.fromkeys(others))
 
 
@@ -80,14 +81,13 @@ def publish(source: GitHubSource, number: int, body: str, bot_login: str) -> Sti
     try:
         return source.call(msg("action-doing-comment"), lambda: _publish(source, number, body, bot_login))
     except GitHubError as error:
-        read_only = error.status in (403, 404) and error.message.id in ("action-api-403", "action-api-404")
-        return StickyResult(READ_ONLY if read_only else FAILED, error=error)
+        return StickyResult(READ_ONLY if error.read_only else FAILED, error=error)
 
 
 def _publish(source: GitHubSource, number: int, body: str, bot_login: str) -> StickyResult:
     issue = source.repo.get_issue(number)
     login = identity(source, bot_login)
-    found, foreign = _split(_marked(issue), login)
+    found, foreign = split_by_author(_marked(issue), login)
     if found:
         keep = found[0]
         status = UNCHANGED
@@ -96,9 +96,9 @@ def _publish(source: GitHubSource, number: int, body: str, bot_login: str) -> St
             status = UPDATED
         return StickyResult(status, keep.html_url, _delete(found[1:]), foreign=foreign)
     created = issue.create_comment(body)
-    author = _author(created)  # GitHub's word on who we are
-    written_as = author if author.casefold() != login.casefold() else None
-    found, foreign = _split(_marked(issue), author)
+    written = author(created)  # GitHub's word on who we are
+    written_as = written if written.casefold() != login.casefold() else None
+    found, foreign = split_by_author(_marked(issue), written)
     keep = found[0] if found else created
     removed = _delete(found[1:])
     if keep.id == created.id:

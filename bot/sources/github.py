@@ -104,6 +104,11 @@ class GitHubError(SourceError):
     def rate_limited(self) -> bool:
         return self.message.id == "action-api-rate-limit"
 
+    @property
+    def read_only(self) -> bool:
+        """GitHub refused a write the token may not make (a fork PR's read-only token): 403 or 404."""
+        return self.status in (403, 404) and self.message.id in ("action-api-403", "action-api-404")
+
 
 API_ERRORS = (GithubException, requests.RequestException, urllib3.exceptions.HTTPError)
 
