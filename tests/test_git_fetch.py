@@ -13,6 +13,7 @@ import shutil
 import stat
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from bot.local import run_local
 from bot.model.layout import read_by_review
 from bot.output import report_json
 from bot.output.messages import text
-from bot.sources.git_fetch import FetchError, fetch_pull, remote_url
+from bot.sources.git_fetch import FetchedRepo, FetchError, fetch_pull, remote_url
 
 FETCHED = "Fetched the base and head commits with git"
 FALLBACK = "The commits could not be fetched with git"
@@ -187,28 +188,33 @@ def test_the_token_is_in_no_argument_file_or_log(
     assert token not in argv and token not in run.log
 
 
-def test_a_file_outside_the_data_paths_is_fetched_when_read(example: ExampleRepo, tmp_path: Path) -> None:
-    head = commit(example.path, {"docs/notes.md": "hello\n"})
+@contextmanager
+def _fetched(example: ExampleRepo, folder: Path, head: str) -> Iterator[tuple[FetchedRepo, GitHttpServer]]:
+    """The example's base and `head` fetched from a real git server as the action fetches them;
+    the fetched repository is closed (removed) on the way out."""
     with FakeGitHub(example.path) as github:
-        serve_repository(example.path, tmp_path / "served", github.full_name, {PR: head})
-        with GitHttpServer(tmp_path / "served", github.token) as git:
+        serve_repository(example.path, folder / "served", github.full_name, {PR: head})
+        with GitHttpServer(folder / "served", github.token) as git:
             fetched = fetch_pull(
                 git.url, github.full_name, example.base, head, github.token, wanted=read_by_review
             )
             try:
-                before = len(git.requests)
-                snapshot = fetched.snapshot(head)
-                assert (
-                    snapshot.read("configs/runners.yaml")
-                    == (example.path / "configs/runners.yaml").read_bytes()
-                )
-                assert snapshot.read("no/such/file.yaml") is None
-                assert len(git.requests) == before  # data paths and absent files need no request
-                assert snapshot.read("docs/notes.md") == b"hello\n"
-                assert len(git.requests) > before
+                yield fetched, git
             finally:
                 fetched.close()
-            assert not fetched.folder.exists()
+
+
+def test_a_file_outside_the_data_paths_is_fetched_when_read(example: ExampleRepo, tmp_path: Path) -> None:
+    head = commit(example.path, {"docs/notes.md": "hello\n"})
+    with _fetched(example, tmp_path, head) as (fetched, git):
+        before = len(git.requests)
+        snapshot = fetched.snapshot(head)
+        assert snapshot.read("configs/runners.yaml") == (example.path / "configs/runners.yaml").read_bytes()
+        assert snapshot.read("no/such/file.yaml") is None
+        assert len(git.requests) == before  # data paths and absent files need no request
+        assert snapshot.read("docs/notes.md") == b"hello\n"
+        assert len(git.requests) > before
+    assert not fetched.folder.exists()
 
 
 def test_a_submodule_reads_as_no_file(example: ExampleRepo, tmp_path: Path) -> None:
@@ -222,19 +228,11 @@ def test_a_submodule_reads_as_no_file(example: ExampleRepo, tmp_path: Path) -> N
     head = subprocess.run(
         ["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
-    with FakeGitHub(example.path) as github:
-        serve_repository(example.path, tmp_path / "served", github.full_name, {PR: head})
-        with GitHttpServer(tmp_path / "served", github.token) as git:
-            fetched = fetch_pull(
-                git.url, github.full_name, example.base, head, github.token, wanted=read_by_review
-            )
-            try:
-                snapshot = fetched.snapshot(head)
-                snapshot.prefetch(["benchmarks/vendored", "configs/runners.yaml"])
-                assert snapshot.read("benchmarks/vendored") is None
-                assert snapshot.read("configs/runners.yaml")
-            finally:
-                fetched.close()
+    with _fetched(example, tmp_path, head) as (fetched, _git):
+        snapshot = fetched.snapshot(head)
+        snapshot.prefetch(["benchmarks/vendored", "configs/runners.yaml"])
+        assert snapshot.read("benchmarks/vendored") is None
+        assert snapshot.read("configs/runners.yaml")
 
 
 def test_an_unknown_commit_is_a_fetch_error(servers: Servers, tmp_path: Path) -> None:
