@@ -71,10 +71,10 @@ class UsageError(Exception):
 
 def _say(message: Msg, lang: str = "both") -> None:
     """One line on stderr per language of `--lang`, each starting `prbot:`."""
-    from bot.output import messages
+    from bot.output.messages import in_languages
 
-    for code in ("en", "zh") if lang == "both" else (lang,):
-        print(f"prbot: {messages.text(message, code)}", file=sys.stderr)
+    for line in in_languages(message, lang):
+        print(f"prbot: {line}", file=sys.stderr)
 
 
 def run() -> None:

@@ -120,6 +120,5 @@ def _report(args: argparse.Namespace, fixes: Plan) -> None:
 
 def _say(message: Msg, lang: str, stream: TextIO, prefix: str = "") -> None:
     """A message in English, Chinese or both (English first), one line each."""
-    for code in messages.LANGS:
-        if lang in ("both", code):
-            print(prefix + messages.text(message, code), file=stream)
+    for line in messages.in_languages(message, lang):
+        print(prefix + line, file=stream)

@@ -26,7 +26,6 @@ from bot.findings import Finding, Severity
 from bot.github_action.sticky import identity, split_by_author
 from bot.output import messages, textsafe
 from bot.output.messages import Safe
-from bot.output.render import LANG_CHOICES
 from bot.report import Report
 from bot.sources.github import GitHubError, GitHubSource
 
@@ -64,7 +63,7 @@ class ReviewResult:
 
 
 def _langs(lang: str) -> tuple[str, ...]:
-    return LANG_CHOICES.get(lang, LANG_CHOICES["both"])
+    return messages.LANG_CHOICES.get(lang, messages.LANG_CHOICES["both"])
 
 
 def _text(f: Finding, lang: str) -> str:

@@ -24,7 +24,10 @@ from bot.output import textsafe
 if TYPE_CHECKING:
     from bot.findings import Finding
 
-__all__ = ["LANGS", "Safe", "en", "render", "text", "zh"]
+__all__ = ["LANGS", "LANG_CHOICES", "Safe", "en", "in_languages", "render", "text", "zh"]
+
+#: The languages each `--lang` / `lang` choice shows, English first.
+LANG_CHOICES = {"both": ("en", "zh"), "en": ("en",), "zh": ("zh",)}
 
 
 class Safe(str):
@@ -110,6 +113,11 @@ def text(message: Msg, lang: str = "en", *, markdown: bool = False) -> str:
         for k, v in message.params.items()
     }
     return render(message.id, lang, params, markdown=markdown)
+
+
+def in_languages(message: Msg, lang: str) -> list[str]:
+    """A `Msg` as plain text in each language of a `lang` choice (`both`: English, then Chinese)."""
+    return [text(message, code) for code in LANG_CHOICES[lang]]
 
 
 def en(item: Finding) -> str:

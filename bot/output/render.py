@@ -36,7 +36,6 @@ from bot.resources import template_dir
 
 COMMENT_LIMIT = 65_536
 MARKER = "<!-- prbot:sticky -->"
-LANG_CHOICES = {"both": ("en", "zh"), "en": ("en",), "zh": ("zh",)}
 #: Once a review is cut, one finding takes at most this fraction of the limit.
 ITEM_SHARE = 32
 #: Sections in the order they are shown, and in the order they are kept when the review is cut.
@@ -533,7 +532,7 @@ def render_review(
     """The review for `target` (None: uncut). When cut, its note says where the rest is: `rest` is
     "summary" when the job summary of the same run holds the whole review, else "report" (the
     JSON report, which always has every finding)."""
-    review = _Review(report, LANG_CHOICES[lang], base, head)
+    review = _Review(report, messages.LANG_CHOICES[lang], base, head)
     if target is None:
         return Rendered(review.everything(), cut=False)
     whole = _whole(review, target)

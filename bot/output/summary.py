@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from bot import __version__
 from bot.catalog import Msg
 from bot.findings import CHECK_IDS
-from bot.output.messages import text
-from bot.output.render import COMMENT, LANG_CHOICES, MARKER, Target, layout, render_comment, render_review
+from bot.output.messages import LANG_CHOICES, text
+from bot.output.render import COMMENT, MARKER, Target, layout, render_comment, render_review
 from bot.report import Report
 
 #: GitHub accepts at most 1 MiB (of UTF-8) of job summary per step; stay clearly below it.
