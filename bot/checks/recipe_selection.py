@@ -172,7 +172,7 @@ def check(ctx: CheckContext) -> list[Finding]:
             recipe = recipes.get(point.recipe)
             if recipe is None:
                 clean = False
-                if point.multinode and "/multi_node/" in point.recipe:  # an older CONFIG_FILE reference
+                if point.recipe_outside:  # an older CONFIG_FILE reference that may lie outside
                     legacy_missing.setdefault(change.key, []).append(point)
                 else:
                     params = {"path": point.recipe}
