@@ -85,10 +85,22 @@ def test_publishing_the_tep8_point_selects_exactly_one_variant(review_example) -
 def test_an_ep4_point_is_served_by_no_variant(review_example) -> None:
     """It used to be served, silently, by the EP 1 variant `override_tp8_c16`."""
     findings = _review_minimax(review_example, ep=4)
-    [none] = [f for f in findings if f.message_id == "selection-none"]
+    [none] = [f for f in findings if f.message_id == "selection-none-ep"]
     assert none.severity is Severity.BLOCKING and none.params["concurrency"] == 16
-    assert "TP8 EP4" in en(none) and "TP8 EP4" in zh(none)
     assert "selection-ambiguous" not in {f.message_id for f in findings}
+    # It says which EP the point needs and which each variant of that concurrency serves.
+    assert none.params["served"] == [["override_tp8_c16", 1], ["override_tep8_c16", 8]]
+    assert "The point needs EP 4; override_tp8_c16 serves EP 1, override_tep8_c16 serves EP 8" in en(none)
+    assert "该点需要 EP 4，而 override_tp8_c16 对应 EP 1，override_tep8_c16 对应 EP 8" in zh(none)
+
+
+def test_a_point_missed_for_another_reason_keeps_the_plain_message(review_example) -> None:
+    """A concurrency no variant states is not an EP question: no EP is named."""
+    text, _ = _real_minimax()
+    key = MINIMAX_KEY.replace("ep: EP", "ep: 4").replace("conc-list: [16]", "conc-list: [20]")
+    report = review_example({MASTER: lambda master: master + key, MINIMAX: text})
+    [none] = [f for f in report.findings if f.message_id.startswith("selection-none")]
+    assert none.message_id == "selection-none" and none.params["concurrency"] == 20
 
 
 # --- each argument that states or implies EP (synthetic one-variant recipes) -------------------

@@ -102,30 +102,43 @@ def _forced_ep(args: dict[str, Any]) -> bool:
 
 
 def topology_matches(variant: Variant, point: Point) -> bool:
-    """True when every topology value the variant's role states, and the EP it serves, equal the
-    point's."""
-    return all(stated == wanted for stated, wanted in _topology(variant, point))
+    """True when every topology value the variant's role states, and the EP and DP attention it
+    serves, equal the point's."""
+    return all(stated == wanted for stated, wanted in _topology(variant, point).values())
 
 
-def _topology(variant: Variant, point: Point) -> list[tuple[Any, int | bool]]:
+def _topology(variant: Variant, point: Point) -> dict[str, tuple[Any, int | bool]]:
     """(what the variant serves, what the point needs) for each topology value the variant states."""
     role = variant.role
     args = variant.args
-    expected: list[tuple[Any, int | bool]] = []
+    expected: dict[str, tuple[Any, int | bool]] = {}
     if "gpus" in role and not any(name in args for name in PARALLEL_ARGS):
-        expected.append((_int(role["gpus"]), point.gpus_per_worker))
+        expected["gpus"] = (_int(role["gpus"]), point.gpus_per_worker)
     if any(name in args for name in TP_ARGS):
         tp = _first_int(args, TP_ARGS)
         if tp is not None and _engine(variant) == "vllm":
             tp *= _first_int(args, DP_ARGS) or 1
-        expected.append((tp, point.tp))
+        expected["tp"] = (tp, point.tp)
     if role:
-        expected.append((expert_parallel(variant, point), point.ep))
+        expected["ep"] = (expert_parallel(variant, point), point.ep)
+        expected["dp-attn"] = (dp_attention(variant), point.dp_attn)
     if "decode-context-parallel-size" in args:
-        expected.append((_int(args["decode-context-parallel-size"]), point.dcp))
-    if role:
-        expected.append((dp_attention(variant), point.dp_attn))
+        expected["dcp"] = (_int(args["decode-context-parallel-size"]), point.dcp)
     return expected
+
+
+def ep_misses(recipe: Recipe, point: Point, concurrency: int) -> list[tuple[str, int]]:
+    """The variants that would serve (point, concurrency) but for their expert parallelism, each
+    with the EP it serves: why a point that names an EP finds no variant."""
+    misses = []
+    for variant in recipe.candidates(point.selector):
+        if not env_matches(variant, point, concurrency):
+            continue
+        topology = _topology(variant, point)
+        served, _ = topology.pop("ep", (None, None))
+        if served is not None and served != point.ep and all(a == b for a, b in topology.values()):
+            misses.append((variant.name, served))
+    return misses
 
 
 def env_matches(variant: Variant, point: Point, concurrency: int) -> bool:
