@@ -13,8 +13,10 @@ recipes; `_` and `-` in names are the same):
 - SGLang's `moe-a2a-backend` `deepep`, `mooncake`, `mori`, `flashinfer` or `ascend_fuseep`, and
   its older `enable-deepep-moe: true` / `enable-ep-moe: true`: the tensor-parallel size, which
   SGLang then uses as its EP whatever `ep-size` says.
-A variant that states no serving role at all (e.g. the older dynamo recipes, whose workers live
-under `backend.*_config`) states no topology and is compared on `benchmark.env` only.
+Likewise it serves DP attention only when `enable-dp-attention` is true or, without that flag, its
+data-parallel size is above 1 (engines start without it). A variant that states no serving role
+at all (e.g. the older dynamo recipes, whose workers live under `backend.*_config`) states no
+topology and is compared on `benchmark.env` only.
 
 vLLM's data parallelism multiplies its GPUs: InferenceX launches a `dp-attn` point of TP T as
 `tensor-parallel-size 1`, `data-parallel-size T`, so a vLLM variant's `tensor-parallel-size` ×
