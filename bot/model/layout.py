@@ -50,9 +50,18 @@ class Layout(NamedTuple):
     def legacy_recipe_path(self, config_file: str) -> str:
         """The repository path of an older multinode row's `CONFIG_FILE=`: either `recipes/<path>`
         (under the multinode srt-slurm-recipes folder) or already a path from the root."""
-        if config_file.startswith("benchmarks/"):
-            return f"{self.root}{config_file}"
-        return f"{self.root}benchmarks/multi_node/srt-slurm-recipes/{config_file.removeprefix('recipes/')}"
+        if self.legacy_recipe_outside(config_file):
+            return (
+                f"{self.root}benchmarks/multi_node/srt-slurm-recipes/{config_file.removeprefix('recipes/')}"
+            )
+        return f"{self.root}{config_file}"
+
+    @staticmethod
+    def legacy_recipe_outside(config_file: str) -> bool:
+        """Whether an older `CONFIG_FILE=` may name a recipe kept outside this repository: a
+        `benchmarks/…` path is from the repository root, so inside it; the `recipes/…` form (and
+        a bare name, read by another launcher from its own folder) may not be."""
+        return not config_file.startswith("benchmarks/")
 
 
 def detect(snapshot: Snapshot) -> Layout:

@@ -60,6 +60,8 @@ class Point:
     osl: int | None = None
     recipe: str | None = None
     selector: str | None = None
+    # The recipe is named by an older `CONFIG_FILE=` that may point outside this repository.
+    recipe_outside: bool = field(default=False, compare=False)
     multinode: bool = False
     gpus: int = 1
     raw: Any = field(default=None, compare=False, repr=False)
@@ -461,12 +463,14 @@ def _build_point(
     concurrencies = reader.concurrencies(point, line)
     recipe_field = reader.field(point, "srt-recipe", str, None, line)
     recipe = selector = None
+    outside = False
     if multinode or "prefill" in point or "worker" in point:
         topo, gpus = reader.workers(point, line)
         legacy_path, legacy_selector = _selector_from_settings(topo.get("additional-settings"))
         if recipe_field is None and legacy_path:
             recipe = reader.layout.legacy_recipe_path(legacy_path)
             selector = legacy_selector
+            outside = reader.layout.legacy_recipe_outside(legacy_path)
         multinode = True
     else:
         topo = point
@@ -495,6 +499,7 @@ def _build_point(
         kv_offloading=str(reader.field(point, "kv-offloading", str, "none", line)).lower(),
         recipe=recipe,
         selector=selector,
+        recipe_outside=outside,
         multinode=multinode,
         raw=point,
         utilization=group.utilization,
