@@ -7,12 +7,24 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.checks import changelog as changelog_check
+from bot.checks import claims, dram
+from bot.diff import RecipeMentions
 from bot.findings import Severity
-from bot.model.changelog import compare, pattern_matches
+from bot.fix.yamledit import item_indent
+from bot.github_action.events import COMMAND
+from bot.model import owners
+from bot.model.changelog import _ENTRY_LINE, compare, pattern_matches
+from bot.model.images import PIN_RE
 from bot.model.wildcard import matches
+from bot.output import textsafe
+from bot.sources import registry
+from bot.sources.github import touched_lines
+from bot.sources.references import parse_reference
 from tests.conftest import CHANGELOG
 
 PATH = "perf-changelog.yaml"
@@ -74,3 +86,109 @@ def test_trailing_space_is_found_after_a_100_kb_run_of_spaces_before_a_comment()
     assert [(p.message_id, p.line, p.params) for p in diff.problems] == [
         ("changelog-trailing-space", 11, {"count": 1})
     ]
+
+
+# --- every other regex over PR-controlled text, on a 100 KB worst case ---------------------------
+# Each case is the input that makes its regex retry the most (a long run its quantifier takes and
+# gives back, at every place the match may start); the answer is asserted, the time is not.
+# Audited and linear as they stand, except the three fixed here (trailing space, the registry's
+# challenge, the changelog wildcard above) and master.py's `_TOP_KEY` (quadratic on a line of
+# spaces: its owner is removing that text split).
+
+SPACES = " " * 99_000  # the claims read at most 100,000 characters of PR text
+
+
+def _claims(text: str, *known: str) -> tuple[list[tuple[str, str]], list[int]]:
+    found = claims.parse([text], lambda name: name in known)
+    assert not found.cut
+    return [(c.name, c.value) for c in found.settings], [c.concurrency for c in found.as_before]
+
+
+@pytest.mark.parametrize(
+    ("text", "known", "expected"),
+    [
+        # _NAME and _VALUE (bounded gaps and values), _SENTENCE_END, _MENTION's `[\s=:]*`
+        ("TP = 8" + SPACES + "conc" + " =:" * 300 + "x", ("TP",), ([("TP", "8")], [])),
+        # _VALUE's quoted value never closed: at most 80 characters are tried
+        ("TP='" + "a" * 99_000, ("TP",), ([], [])),
+        # _AS_BEFORE's `[ \t]+` after "exactly", "same" and "as", then _LISTED_BEFORE's window
+        ("exactly" + SPACES + "x; same \t" * 50 + "C4 and C16 serve exactly as before", (), ([], [4, 16])),
+        # _LISTED_BEFORE: a list whose separators and links are one long run of spaces and tabs
+        ("C1" + " \t" * 49_000 + "as before", (), ([], [])),
+        # _CHAIN and _MENTION: a chain of 33,000 concurrencies, and a 99,000-digit one
+        ("C1" + "/C2" * 33_000, (), ([], [])),
+    ],
+)
+def test_claims_over_100_kb_of_pr_text(text: str, known: tuple[str, ...], expected: tuple) -> None:
+    assert _claims(text, *known) == expected
+
+
+def test_concurrency_mentions_over_100_kb() -> None:
+    assert claims.mentioned_concurrencies("C1" + "/C2" * 33_000) == [1, 2]  # _CHAIN
+    assert claims.mentioned_concurrencies("C" + "1" * KB100 + " conc" + " =:" * 33_000 + "7") == [
+        7
+    ]  # _MENTION
+
+
+def test_changelog_entry_lines_and_links_over_100_kb() -> None:
+    assert [m.start() for m in _ENTRY_LINE.finditer(b"- config-keys:" + b" " * KB100)] == []
+    assert [m.start() for m in _ENTRY_LINE.finditer(b"- config-keys:" + b" " * KB100 + b"\n")] == [0]
+    # _is_pull_url: `[\w.-]+` segments, then `/pull/` and digits
+    assert not changelog_check._canonical("https://github.com/" + "a." * 50_000 + "/r/pull/1x", None)
+    assert changelog_check._canonical("https://github.com/o/r/pull/" + "1" * KB100, None)
+    assert item_indent(b"- config-keys:\n" + b" " * KB100 + b"x") == b"    "  # bot.fix's indent regex
+
+
+def test_codeowners_comment_after_100_kb_of_comment_marks() -> None:
+    assert owners._normalise("docs/ @team" + " #x" * 33_000) == ("docs/ @team", "docs/")
+
+
+def test_recipe_and_image_patterns_over_100_kb() -> None:
+    assert not RecipeMentions(["benchmarks/r.yaml"])("srt-recipe" + " " * KB100 + "x")  # _RECIPE_REF
+    assert RecipeMentions(["benchmarks/r.yaml"])("srt-recipe:" + " " * KB100 + "benchmarks/r.yaml")
+    digest = "sha256:" + "0" * 64
+    assert PIN_RE.match("r" * KB100 + "@" + digest)["repo"] == "r" * KB100
+    assert PIN_RE.match("r" * KB100 + "@" + digest[:-1]) is None
+    for bad in ("a-" * 50_000 + "!", "a__" * 33_000 + "!", "a/" * 50_000 + "!", "h" * KB100 + ".io-/r"):
+        with pytest.raises(ValueError):
+            parse_reference(bad)  # _HOST_RE, _REPO_RE, _TAG_RE
+    with pytest.raises(ValueError):
+        parse_reference("r@" + "a." * 50_000 + "!")  # _DIGEST_RE
+
+
+def test_dram_suggestion_over_a_100_kb_line() -> None:
+    line = "      TOTAL_CPU_DRAM_GB:" + " " * KB100 + "'1800'  # C48"
+    assert dram._suggestion(line, "TOTAL_CPU_DRAM_GB", 1799) == line.replace("'1800'", "'1799'")
+    assert (
+        dram._suggestion("      TOTAL_CPU_DRAM_GB: " + "1" * KB100 + "x", "TOTAL_CPU_DRAM_GB", 1799) is None
+    )
+
+
+def test_a_registry_challenge_with_a_100_kb_word_is_read() -> None:
+    # `(\w+)\s*=` retried the word from each of its letters: 7 s for 20 KB, minutes for 100 KB.
+    header = "Bearer " + "a" * KB100 + ' realm="https://r.example/token",service="r.example"'
+    assert registry._parse_challenge(header) == (
+        "bearer",
+        {"realm": "https://r.example/token", "service": "r.example"},
+    )
+
+
+def test_patch_hunks_and_review_commands_over_100_kb() -> None:
+    assert touched_lines("@@ -" + "1" * KB100 + "\n+a") == frozenset()  # _HUNK: not a hunk header
+    assert touched_lines("@@ -1,2 +" + "3" * 20 + ",2 @@" + " " * KB100 + "\n+a") == frozenset(
+        {int("3" * 20)}
+    )
+    assert COMMAND.match(" " * KB100 + "x") is None and COMMAND.match(" " * KB100 + "/review") is not None
+
+
+def test_rendering_pr_text_over_100_kb() -> None:
+    hex_run = "a" * KB100  # _LINKISH: a run of hex digits, a SHA unless a letter follows
+    assert textsafe.no_links(hex_run + "g") == hex_run + "g"
+    assert textsafe.no_links(hex_run + " ").split("\u200b") == ["a" * 6] * (KB100 // 6) + ["aaaa "]
+    assert textsafe.redact("ghp_" + "a" * KB100 + "!") == "***!"  # _TOKEN_SHAPES
+    assert textsafe.no_links("`" * 1_000 + "z" * KB100) == "`" * 1_000 + "z" * KB100  # _OPENER, never closed
+    # _OPENER and _closer: PR values become code spans whose fences no backtick inside can close
+    # (and md_text escapes backticks), so each closer is found at its own span's end.
+    spans = " and ".join(textsafe.md_code("`" * width + " #1") for width in range(1, 300))
+    assert len(spans) > 90_000
+    assert textsafe.no_links(spans + " see #1") == spans + " see #\u200b1"
