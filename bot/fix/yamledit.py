@@ -30,8 +30,10 @@ from yaml.events import (
 
 try:
     from yaml.cyaml import CParser as _Parser
+    from yaml.cyaml import CSafeLoader as _SafeLoader
 except ImportError:  # pragma: no cover - only without libyaml
     from yaml import Loader as _Parser
+    from yaml import SafeLoader as _SafeLoader
 
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]*")
 _BOM = "\ufeff"  # libyaml skips it without counting it in its positions
@@ -159,7 +161,11 @@ def yaml_string(text: str) -> str:
     """`text` as a YAML scalar: plain when a YAML reader gives back this same string (not a number,
     boolean or mapping), else double-quoted."""
     plain = _PLAIN.fullmatch(text) is not None and not text.endswith(":")
-    return text if plain and yaml.safe_load(text) == text else json.dumps(text, ensure_ascii=False)
+    return (
+        text
+        if plain and yaml.load(text, Loader=_SafeLoader) == text
+        else json.dumps(text, ensure_ascii=False)
+    )
 
 
 def item_indent(data: bytes) -> bytes:
