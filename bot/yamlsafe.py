@@ -2,9 +2,10 @@
 
 libyaml (pyyaml's C parser) turns the text into events; a handler per kind of event builds the Python
 objects straight from those events, recording the 1-based line of every mapping key and sequence
-item and noting duplicate keys instead of silently keeping the last one. Scalars mean what they
-mean to `yaml.safe_load` (YAML 1.1: `yes` is true, `0x1F` is 31), `<<:` merges follow the YAML
-merge-key spec (see `_merged`), and an aliased node is shared, as pyyaml does. Skipping pyyaml's
+item and noting duplicate keys instead of silently keeping the last one (a second `<<:` key in one
+mapping too: it is merged, over the first, and noted). Scalars mean what they mean to
+`yaml.safe_load` (YAML 1.1: `yes` is true, `0x1F` is 31), `<<:` merges follow the YAML merge-key
+spec (see `_merged`), and an aliased node is shared, as pyyaml does. Skipping pyyaml's
 node tree makes this about 1.7 times faster than `yaml.load(..., Loader=yaml.CSafeLoader)`.
 
 Hostile files are refused with a clear reason (`YamlProblem.kind`): too large, NUL bytes, invalid
@@ -196,6 +197,7 @@ class _Frame:
     key_line: int = 0
     key_text: str = ""
     merges: list[tuple[Any, int]] | None = None  # a mapping's `<<:` values, with their lines
+    merge_line: int = 0  # where its first `<<:` key is
 
 
 _Node = tuple[Any, int, int, int]  # a finished node: its value, line, expanded size and height
@@ -286,7 +288,9 @@ class _Builder:
             frame.key = _NOTHING
             if key is _MERGE:
                 if frame.merges is None:
-                    frame.merges = []
+                    frame.merges, frame.merge_line = [], frame.key_line
+                else:  # a second `<<:` key is a duplicate key like any other (ruamel refuses it)
+                    duplicates.append(Duplicate(frame.key_text, frame.key_line, frame.merge_line))
                 frame.merges.append((value, line))
                 continue
             if key in into:
