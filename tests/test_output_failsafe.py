@@ -243,3 +243,29 @@ def test_the_cli_says_the_head_has_no_verdict_in_one_line_per_language(
     report = json.loads(out)
     assert report["verdict"] == "error" and report["error"]["message_en"].startswith("The checks of head")
     assert any(f["severity"] == "blocking" for f in report["findings"])  # what the checks found
+
+
+def test_a_report_that_cannot_be_written_is_still_an_error_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When what failed is the report itself, the JSON report still says `error`, and why."""
+    from bot.catalog import msg
+    from bot.report import Report
+
+    def broken(_report: Report) -> dict:
+        raise MemoryError
+
+    monkeypatch.setattr(report_json, "to_json", broken)
+    reason = msg("output-failed", head="0123456789ab", error="MemoryError", where="render.py:1")
+    written = json.loads(report_json.failed_json(reason, Report([])))
+    assert written == {
+        "verdict": "error",
+        "error": {
+            "message_en": "The checks of head 0123456789ab ran, but prbot stopped on an unexpected "
+            "MemoryError (render.py:1) while reporting their result, so this head has no verdict: "
+            "treat it as not reviewed. This is a bug in prbot.",
+            "message_zh": messages.text(reason, "zh"),
+        },
+        "findings": [],
+        "published_sets": {},
+        "changes": {},
+        "sweep_plan": {},
+    }
