@@ -45,6 +45,10 @@ MAX_EXPANDED_NODES = 2_000_000
 MERGE_TAG = "tag:yaml.org,2002:merge"
 STR_TAG = "tag:yaml.org,2002:str"
 VALUE_TAG = "tag:yaml.org,2002:value"  # pyyaml's `=` key
+INT_TAG = "tag:yaml.org,2002:int"
+#: The longest base-60 integer (`1:20:30`) read: pyyaml builds one in time quadratic in its length
+#: (a 480 KB one took 33 s), as Python would a decimal one, which it refuses over 4,300 digits.
+MAX_SEXAGESIMAL_CHARS = 4_300
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _CONSTRUCTOR = SafeConstructor()
 _RESOLVERS = Resolver.yaml_implicit_resolvers
@@ -135,7 +139,8 @@ def _construct(tag: str, event: ScalarEvent, line: int) -> Any:
         raise YamlProblem("syntax", f"could not determine a constructor for the tag {tag!r}", line)
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     try:  # `!!int ""`, `!!bool maybe`, `!!timestamp 2026-13-45` fail inside pyyaml
-        value = constructor(_CONSTRUCTOR, node)
+        too_long = tag == INT_TAG and ":" in event.value and len(event.value) > MAX_SEXAGESIMAL_CHARS
+        value = _INVALID if too_long else constructor(_CONSTRUCTOR, node)
     except Exception:
         value = _INVALID
     if value is _INVALID or isinstance(value, types.GeneratorType):  # `!!set 1`: a collection tag

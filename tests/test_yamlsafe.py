@@ -183,3 +183,19 @@ def test_two_merge_keys_in_a_recipe_are_reported_in_the_review(review_example) -
         en(duplicate) == "Recipe key << is written twice (first on line 133); YAML keeps only the last one."
     )
     assert zh(duplicate).startswith("recipe 中的键 << 重复出现（首次在第 133 行）")
+
+
+def test_a_base_60_integer_is_read_up_to_the_length_python_reads_a_decimal_one() -> None:
+    """pyyaml builds `1:59:59:…` in time quadratic in its length (a 480 KB one took 33 s, a 4 MB
+    file would take about 40 minutes); past 4,300 characters, the length at which Python refuses
+    a decimal integer (and so pyyaml refuses that too), it is refused as not a valid int."""
+    import yaml
+
+    longest = "1" + ":59" * 1_433
+    assert len(longest) == 4_300
+    assert load(f"a: {longest}\n").data == yaml.safe_load(f"a: {longest}\n")
+    for text in (f"a: {longest}:59\n", "a: 1" + ":59" * 1_000_000 + "\n", f"a: !!int '{longest}:5'\n"):
+        with pytest.raises(YamlProblem) as caught:
+            load(text)
+        assert (caught.value.kind, caught.value.line) == ("syntax", 1)
+        assert "is not a valid int" in caught.value.detail
