@@ -11,6 +11,8 @@ from bot.findings import Finding
 from bot.output import messages, numbers
 from bot.report import Report
 
+INT64 = 2**63  # orjson writes integers from -2**63 to 2**64 - 1
+
 
 def finding_json(item: Finding) -> dict[str, Any]:
     """One finding as DESIGN.md §3 shapes it."""
@@ -71,20 +73,13 @@ def _writable(data: Any) -> Any:
     readers round) as a string, its exact digits up to 40 of them, else shortened
     (`"1234567890…0987654321 (4,335 digits)"`); a mapping key that is not a string as the text
     JSON would give it."""
-    if type(data) is int and not -_INT64 <= data < 2 * _INT64:
-        return numbers.Shortened(str(data)) if not numbers.is_long(data) else _long(data)
+    if type(data) is int and not -INT64 <= data < 2 * INT64:
+        return messages.long_number(data, "en") if numbers.is_long(data) else str(data)
     if isinstance(data, dict):
         return {_key(k): _writable(v) for k, v in data.items()}
     if isinstance(data, list | tuple):
         return [_writable(item) for item in data]
     return data
-
-
-_INT64 = 2**63
-
-
-def _long(value: int) -> str:
-    return messages.long_number(value, "en")
 
 
 def _key(key: Any) -> Any:
