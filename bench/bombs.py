@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""How the review copes with pull requests built to exhaust it (issue #15, findings 3 and 4).
+"""How the review copes with pull requests built to exhaust it (issue #15, findings 3 and 4;
+issue #23, item 2).
 
-    python bench/bombs.py [--only memory|cpu|cpu-under-cap|all] [--limit-gb 4]
+    python bench/bombs.py [--only memory|cpu|cpu-under-cap|blobs|all] [--limit-gb 4]
 
 Builds the bundled example in a temporary folder, commits a hostile head on top of it and runs
 `prbot review --offline --format json` on it in a fresh process, under an address-space limit
@@ -15,6 +16,9 @@ each with a blocking "too large" finding. Prints the figures; never fails on the
 - cpu: a recipe with 20,000 one-line overrides, and 20 new config keys whose points each run a
   4,096-entry `conc-list` on it: 80,000 runs, each choosing among 20,000 variants.
 - cpu-under-cap: the same with 1,000 overrides, the most variants a recipe may have.
+- blobs: 30 new master configs `configs/zzNN-master.yaml`, each 99 MB of NUL bytes (one blob,
+  written straight into git: nothing of it is in the work tree). Read whole, they held 2.9 GB;
+  the target is under 1 GB with a blocking "too large" finding for each.
 """
 
 from __future__ import annotations
@@ -62,10 +66,18 @@ def cpu_bomb(overrides: int = 20_000) -> dict[str, str]:
     return {RECIPE: recipe, MASTER: keys, CHANGELOG: entry}
 
 
+BLOB_FILES, BLOB_BYTES = 30, 99 * 1000 * 1000
+
+
+def blob_bomb() -> dict[str, str]:
+    return {}  # the files are committed by `_commit_blobs`
+
+
 BOMBS = {
     "memory": memory_bomb,
     "cpu": cpu_bomb,
     "cpu-under-cap": lambda: cpu_bomb(overrides=1_000),  # as many variants as a recipe may have
+    "blobs": blob_bomb,
 }
 APPENDED = (MASTER, CHANGELOG)  # the cpu bomb appends to these; the recipe is replaced
 
@@ -76,9 +88,31 @@ def _commit(repo: Path, files: dict[str, str]) -> str:
         target.write_text(target.read_text() + text if path in APPENDED else text)
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b"}
     env["GIT_COMMITTER_EMAIL"] = "b@x"
-    subprocess.run(["git", "-C", str(repo), "commit", "-qam", "bomb"], check=True, env=env)
+    if files:
+        subprocess.run(["git", "-C", str(repo), "add", "--", *files], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "bomb"], check=True, env=env)
     out = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True)
     return out.stdout.strip()
+
+
+def _commit_blobs(repo: Path) -> str:
+    """Commit BLOB_FILES new master configs sharing one blob of BLOB_BYTES NUL bytes, streamed into
+    git (`hash-object --stdin`) and added to the index by its id, so no file of it is written out."""
+    git = ["git", "-C", str(repo)]
+    writer = subprocess.Popen(
+        [*git, "hash-object", "-w", "--stdin"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert writer.stdin is not None and writer.stdout is not None
+    chunk = bytes(1 << 20)
+    for start in range(0, BLOB_BYTES, len(chunk)):
+        writer.stdin.write(chunk[: BLOB_BYTES - start])
+    writer.stdin.close()
+    blob = writer.stdout.read().decode().strip()
+    writer.wait()
+    for n in range(BLOB_FILES):
+        cacheinfo = f"100644,{blob},configs/zz{n:02}-master.yaml"
+        subprocess.run([*git, "update-index", "--add", "--cacheinfo", cacheinfo], check=True)
+    return _commit(repo, {})
 
 
 def _review(repo: Path, base: str, head: str, limit_bytes: int) -> tuple[float, float, int, dict | None]:
@@ -225,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in BOMBS if args.only == "all" else [args.only]:
         with tempfile.TemporaryDirectory(prefix=f"prbot-{name}-bomb-") as folder:
             example = build_example(Path(folder) / "repo")
-            head = _commit(example.path, BOMBS[name]())
+            head = _commit_blobs(example.path) if name == "blobs" else _commit(example.path, BOMBS[name]())
             seconds, rss, status, report = _review(
                 example.path, example.base, head, int(args.limit_gb * 1024**3)
             )

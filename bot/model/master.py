@@ -20,6 +20,9 @@ from bot.model.problems import Problem, from_yaml
 from bot.yamlsafe import LineDict, LineList, YamlProblem, decode, load
 
 MAX_CONCURRENCIES = 4096
+#: The largest concurrency a point may name (InferenceX's configs go up to 8,192); beyond it (a
+#: PR can write an integer of millions of digits) the point is refused, not reviewed.
+MAX_CONCURRENCY = 1_000_000
 ZERO_ALLOWED = ("num-worker",)  # a disaggregated pool may be switched off with 0 workers
 _TOP_KEY = re.compile(
     r"""^(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"\-?:\[\]{},&*!|>%@`][^#]*?)\s*:(?:\s|$)"""
@@ -279,6 +282,8 @@ class _EntryReader:
         return value
 
     def concurrencies(self, point: dict, line: int | None) -> tuple[int, ...]:
+        if self.out_of_range(point, line):
+            return ()
         if "conc-list" in point:
             values = point["conc-list"]
             if (
@@ -300,6 +305,21 @@ class _EntryReader:
             self.problem("master-conc-range", line, start=start, end=end)
             return ()
         return tuple(expand_concurrency(start, end))
+
+    def out_of_range(self, point: dict, line: int | None) -> bool:
+        """Whether a concurrency of the point is an integer beyond ±MAX_CONCURRENCY (a problem
+        naming the first such one)."""
+        listed = point.get("conc-list")
+        named = [("conc-list", v) for v in listed] if isinstance(listed, list) else []
+        named += [(name, point.get(name)) for name in ("conc-start", "conc-end")]
+        for name, value in named:
+            if type(value) is int and abs(value) > MAX_CONCURRENCY:
+                where = _line_of(point, name) or line
+                self.problem(
+                    "master-conc-out-of-range", where, field=name, value=value, limit=MAX_CONCURRENCY
+                )
+                return True
+        return False
 
     def workers(self, point: dict, line: int | None) -> tuple[dict, int]:
         """The serving worker (aggregated `worker`, or `prefill`), whose topology recipes state, and
