@@ -34,10 +34,11 @@ def settings_of(run: Run) -> dict[str, Any]:
 
 
 def compare(base: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
-    """The settings that differ, by path: `base`/`head` values (None where absent) and, for
-    lists, the items added and removed."""
+    """The settings that differ, in the order a run's settings are built (the entry's fields, its
+    group's, its point's, its runner's hardware, its variant's; then what only the base had):
+    `base`/`head` values (None where absent) and, for lists, the items added and removed."""
     differ = []
-    for path in sorted(base.keys() | head.keys()):
+    for path in [*head, *(p for p in base if p not in head)]:
         old, new = base.get(path), head.get(path)
         if (path in base) == (path in head) and same(old, new):
             continue
