@@ -10,6 +10,7 @@ recipes and runner record are in unchanged files has the same runs, and they are
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,16 @@ from bot.model.master import ConfigEntry, MasterFile
 from bot.model.owners import CodeownersFile, find_codeowners
 from bot.model.problems import Problem
 from bot.model.recipe import Recipe
-from bot.model.runs import SCENARIO_FIELDS, Ref, Run, Shared, recipe_paths, run_ident, same
+from bot.model.runs import (
+    CONCURRENCY_FIELDS,
+    SCENARIO_FIELDS,
+    Ref,
+    Run,
+    Shared,
+    recipe_paths,
+    run_ident,
+    same,
+)
 from bot.model.selection import MAX_RUN_CHOICES, choices
 from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot, is_plain_path
@@ -48,17 +58,22 @@ class KeyChange:
     removed: list[Run] = field(default_factory=list)
     changed: list[Run] = field(default_factory=list)
     unchanged: list[Run] = field(default_factory=list)
-    # The base run of every run in `changed` and `unchanged`, by its identity (`Run.ident`).
-    before: dict[tuple[Any, ...], Run] = field(default_factory=dict, repr=False)
+    # The base run of every run in `changed` and `unchanged` (see `base_of`).
+    before: dict[int, Run] = field(default_factory=dict, repr=False)
     entry_changed: bool = True
     # Every head run in the matrix's order, including `duplicates`: runs whose identity an earlier
     # run of the key has already (both are launched; the checks look at each).
     head_runs: list[Run] = field(default_factory=list, repr=False)
     duplicates: list[Run] = field(default_factory=list, repr=False)
+    known_duplicates: set[tuple[Any, ...]] = field(default_factory=set, repr=False)  # the base's too
 
     @property
     def line(self) -> int | None:
         return (self.head or self.base).line if (self.head or self.base) else None
+
+    def base_of(self, run: Run) -> Run:
+        """The base run a run of `changed` or `unchanged` is compared with."""
+        return self.before[id(run)]
 
     @property
     def where(self) -> dict[str, Any]:
@@ -84,8 +99,10 @@ class KeyChange:
         entry whose own fields changed needs one even when no run could be worked out."""
         if self.head is None:
             return False
-        if self.base is None or self.added or self.changed or self.duplicates:
+        if self.base is None or self.added or self.changed:
             return True
+        if any(_same_run(run) not in self.known_duplicates for run in self.duplicates):
+            return True  # a run launched once more
         return not same(_entry_fields(self.base.raw), _entry_fields(self.head.raw))
 
 
@@ -177,30 +194,41 @@ def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> P
     return Problem("review-too-many-runs", over[0].file, over[0].line, params)
 
 
-def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run], old: Ref, new: Ref) -> None:
-    before: dict[tuple[Any, ...], Run] = {}
-    for run in base_runs:
-        before.setdefault(run.ident, run)
-    after: dict[tuple[Any, ...], Run] = {}
-    for run in head_runs:
-        if run.ident in after:
-            change.duplicates.append(run)
+def _matched(runs: list[Run]) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
+    """Runs by what matches them across refs, and the duplicates. A run is matched by its
+    identity (`Run.ident`); where several runs of a ref share one (a sweep over variants of one
+    topology, each point naming its own), by its point's other fields as well. Runs that share
+    even those are duplicates: the generator launches each."""
+    counts = Counter(run.ident for run in runs)
+    matched: dict[tuple[Any, ...], Run] = {}
+    duplicates: list[Run] = []
+    for run in runs:
+        key = run.ident if counts[run.ident] == 1 else _same_run(run)
+        if key in matched:
+            duplicates.append(run)
         else:
-            after[run.ident] = run
+            matched[key] = run
+    return matched, duplicates
+
+
+def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run], old: Ref, new: Ref) -> None:
+    before, old_duplicates = _matched(base_runs)
+    after, change.duplicates = _matched(head_runs)
+    change.known_duplicates = {_same_run(run) for run in old_duplicates}
     change.head_runs = head_runs
-    change.added = [run for ident, run in after.items() if ident not in before]
-    change.removed = [run for ident, run in before.items() if ident not in after]
-    for ident, run in after.items():
-        if ident in before:
-            target = change.unchanged if same(before[ident].settings, run.settings) else change.changed
+    change.added = [run for key, run in after.items() if key not in before]
+    change.removed = [run for key, run in before.items() if key not in after]
+    for key, run in after.items():
+        if key in before:
+            target = change.unchanged if same(before[key].settings, run.settings) else change.changed
             target.append(run)
-            change.before[ident] = before[ident]
+            change.before[id(run)] = before[key]
     _aspects(change, old, new)
 
 
 def _differs(change: KeyChange, setting: Any) -> bool:
     """Whether a run found at both refs differs in `setting` (a function of a run)."""
-    return any(not same(setting(change.before[r.ident]), setting(r)) for r in change.changed)
+    return any(not same(setting(change.base_of(r)), setting(r)) for r in change.changed)
 
 
 def _aspects(change: KeyChange, old: Ref, new: Ref) -> None:
@@ -292,10 +320,14 @@ def compute(
     too_many_runs = _classify_within_budget(keys, old, new)
     if too_many_runs is not None:
         problems.append(too_many_runs)
+    notices = _not_read(changed_files, old, new)
     for change in keys.values():
         if change.head is not None:
             problems.extend(change.head.problems)
-            problems.extend(_duplicate(change, run) for run in change.duplicates)
+        for run in change.duplicates:  # one the base had already is not this PR's doing
+            (notices if _same_run(run) in change.known_duplicates else problems).append(
+                _duplicate(change, run)
+            )
     used = {p.recipe for c in keys.values() if c.head for p in c.head.points if p.recipe}
     runners, runners_problem = new.runners
     changelog_changed = layout.changelog in changed or (old.layout.changelog in changed)
@@ -322,14 +354,34 @@ def compute(
         unreadable_masters=unreadable,
         no_masters=not new.masters and not old.masters,
         masters_head=new.masters,
-        notices=_not_read(changed_files, old, new),
+        notices=notices,
         layout_base=old.layout,
     )
 
 
+def _same_run(run: Run) -> tuple[Any, ...]:
+    """What two runs that the generator would launch twice share: the identity and every field of
+    their points but the concurrencies (older points told runs apart by fields the identity does
+    not name, `offloading: cpu`, or by the `CONFIG_FILE=…:variant` each names)."""
+    point = run.point.raw
+    fields = (
+        {k: v for k, v in point.items() if k not in CONCURRENCY_FIELDS} if isinstance(point, dict) else point
+    )
+    return (*run.ident, _frozen(fields))
+
+
+def _frozen(value: Any) -> Any:
+    """A parsed value as something hashable, types kept apart (`True`, `1` and `1.0` differ)."""
+    if isinstance(value, dict):
+        return ("map", tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return ("seq", tuple(_frozen(v) for v in value))
+    return (type(value).__name__, repr(value))
+
+
 def _duplicate(change: KeyChange, run: Run) -> Problem:
     """A second run of a key with an identity an earlier run has (both are launched)."""
-    first = next(r for r in change.head_runs if r.ident == run.ident)
+    first = next(r for r in change.head_runs if _same_run(r) == _same_run(run))
     params = {"key": change.key, "concurrency": run.concurrency, "first_line": first.point.line}
     params["line"] = run.point.line
     return Problem("runs-duplicate", run.point.file, run.point.line, params)

@@ -172,6 +172,17 @@ def test_a_duplicate_run_blocks_and_both_are_checked(example: ExampleRepo) -> No
     ]
 
 
+def test_a_duplicate_the_base_had_already_is_a_warning(example: ExampleRepo) -> None:
+    block = "    - dram-utilization: 0.6\n      search-space:\n"
+    base = commit(example.path, {MASTER: replace(block, block + C48_POINT)})
+    image = "rocm/atom-dev:nightly_202610281457"
+    head = commit(
+        example.path, {MASTER: replace(f"image: {image}", "image: rocm/atom-dev:nightly_202611010000")}
+    )
+    [duplicate] = _found(_review(example.path, base, head), "runs-duplicate")
+    assert (duplicate.severity, duplicate.params["concurrency"]) == (Severity.WARNING, 48)
+
+
 # --- item 5: a recipe reference is followed whatever way it is written ------------------------
 
 

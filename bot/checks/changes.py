@@ -82,16 +82,16 @@ def _run(
 def key_changes(change: KeyChange) -> dict[str, Any]:
     """One key's runs, base against head (DESIGN.md §3 `changes`)."""
     matched = change.changed + change.unchanged
-    differ: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    differ: dict[int, list[dict[str, Any]]] = {}
     if change.base is not None and change.head is not None:
         for run in matched:
-            differ[run.ident] = compare(settings_of(change.before[run.ident]), settings_of(run))
+            differ[id(run)] = compare(settings_of(change.base_of(run)), settings_of(run))
     common = _common(list(differ.values()))
     runs = []
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):
-        own = [s for s in differ.get(run.ident, []) if not _within(s, common)]
+        own = [s for s in differ.get(id(run), []) if not _within(s, common)]
         runs.append(
-            _run("changed" if own else "as-before", run, change.before[run.ident].variant, run.variant, own)
+            _run("changed" if own else "as-before", run, change.base_of(run).variant, run.variant, own)
         )
     runs += [_run("added", run, None, run.variant, []) for run in change.added]
     runs += [_run("removed", run, run.variant, None, []) for run in change.removed]
