@@ -10,6 +10,7 @@ recipes and runner record are in unchanged files has the same runs, and they are
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ from bot.model.runs import (
     Ref,
     Run,
     Shared,
+    mentions,
     recipe_paths,
     run_ident,
     same,
@@ -133,7 +135,6 @@ class ReviewDiff:
     masters_head: dict[str, MasterFile] = field(default_factory=dict, repr=False)
     # What the PR should know but need not fix (a `*master*.yaml` InferenceX does not read).
     notices: list[Problem] = field(default_factory=list)
-    layout_base: Layout | None = None
 
     def head_entry(self, key: str) -> ConfigEntry | None:
         """Any key's entry at the head (built on demand: the sweep runs keys the PR did not change)."""
@@ -220,7 +221,7 @@ def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run], old
     change.removed = [run for key, run in before.items() if key not in after]
     for key, run in after.items():
         if key in before:
-            target = change.unchanged if same(before[key].settings, run.settings) else change.changed
+            target = change.unchanged if before[key].same_settings(run) else change.changed
             target.append(run)
             change.before[id(run)] = before[key]
     _aspects(change, old, new)
@@ -245,7 +246,7 @@ def _aspects(change: KeyChange, old: Ref, new: Ref) -> None:
             aspects.append("hardware")
     if change.added or change.removed:
         aspects.append("points")
-    if _differs(change, lambda run: run.settings.get("dram-utilization")):
+    if _differs(change, lambda run: run.parts[1].get("dram-utilization")):  # the group's
         aspects.append("utilization")
     if _differs(change, lambda run: run.variant.data if run.variant else None):
         aspects.append("recipe")
@@ -355,7 +356,6 @@ def compute(
         no_masters=not new.masters and not old.masters,
         masters_head=new.masters,
         notices=notices,
-        layout_base=old.layout,
     )
 
 
@@ -415,16 +415,17 @@ def _inputs_changed(key: str, old: Ref, new: Ref, recipes: set[str] | None, runn
     """Whether a key whose entry is the same at both refs runs differently: a recipe it names
     changed (`recipes`, the changed ones; None: the roots differ, so each recipe's bytes are
     compared), or its runner's record in runners.yaml did (`runners`: runners.yaml may differ)."""
-    after = new.entry(key)
-    if after is None:
-        return False
-    if runners and not same(old.hardware(after.runner), new.hardware(after.runner)):
+    raw = new.raw(key)
+    runner = raw.get("runner") if isinstance(raw, dict) else None
+    if runners and not same(old.hardware(runner), new.hardware(runner)):
         return True
     if recipes is not None:
-        return bool(recipes) and not recipes.isdisjoint(recipe_paths(after))
-    before = old.entry(key)
-    if before is None:
-        return True
+        # The entry is built only when one of its strings names a changed file (see `mentions`).
+        names = {posixpath.basename(path) for path in recipes}
+        return bool(names) and mentions(raw, names) and not recipes.isdisjoint(recipe_paths(new.entry(key)))
+    before, after = old.entry(key), new.entry(key)
+    if before is None or after is None:
+        return before is not after
     pairs = {(a.recipe, b.recipe) for a, b in zip(before.points, after.points, strict=False)}
     return any(
         a is None or b is None or old.snapshot.read(a) != new.snapshot.read(b) for a, b in pairs if a or b

@@ -37,15 +37,40 @@ def same(a: Any, b: Any) -> bool:
     `==` says all three are equal)."""
     if a is b:
         return True
+    if a != b:
+        return False
+    # Equal to Python: the same also by type when written the same (`repr` tells `True`, `1` and
+    # `1.0` apart); else walk, as mappings may list the same keys in another order.
+    return repr(a) == repr(b) or _strict(a, b)
+
+
+def _strict(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_strict(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        return (
+            isinstance(b, list) and len(a) == len(b) and all(_strict(x, y) for x, y in zip(a, b, strict=True))
+        )
     if type(a) is not type(b):
         return False
-    if isinstance(a, float):  # 0.0 and -0.0 are written differently; nan is never equal to itself
+    if isinstance(a, float):  # 0.0 and -0.0 are written differently
         return repr(a) == repr(b)
     return bool(a == b)
+
+
+def mentions(node: Any, names: set[str], depth: int = 0) -> bool:
+    """Whether a string in `node` (as parsed) contains one of `names`: a point names a recipe by a
+    string that ends with the recipe's file name (`srt-recipe`, `CONFIG_FILE=`), so an entry none
+    of whose strings contains it cannot run that recipe."""
+    if isinstance(node, str):
+        return any(name in node for name in names)
+    if depth > 64:
+        return True  # deeper than any YAML the loader accepts: never skip what cannot be looked at
+    if isinstance(node, dict):
+        return any(mentions(v, names, depth + 1) for v in node.values())
+    if isinstance(node, list):
+        return any(mentions(v, names, depth + 1) for v in node)
+    return False
 
 
 def _structure(value: str) -> Any:
@@ -75,16 +100,31 @@ def flatten(node: Any, path: str, into: dict[str, Any], depth: int = 0) -> None:
 
 class Run(NamedTuple):
     """One benchmark run: a point at one concurrency, the variant it selects (if exactly one)
-    and everything it starts with (`settings`, dotted path → value)."""
+    and everything it starts with: `parts` (the entry's, group's, point's, hardware's and
+    variant's settings, each shared by the runs that share it), `settings` as one mapping."""
 
     point: Point
     concurrency: int
     variant: Variant | None
-    settings: dict[str, Any]
+    parts: tuple[dict[str, Any], ...]
 
     @property
     def ident(self) -> tuple[Any, ...]:
         return run_ident(self.point, self.concurrency)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Everything the run starts with, dotted path → value (put together when asked: a large
+        review holds many runs, and most are only compared)."""
+        return _merged(self.parts)
+
+    def same_settings(self, other: Run) -> bool:
+        """Whether two runs start with the same settings (by value and type)."""
+        if all(
+            mine is theirs or same(mine, theirs) for mine, theirs in zip(self.parts, other.parts, strict=True)
+        ):
+            return True
+        return same(self.settings, other.settings)
 
 
 def run_ident(point: Point, concurrency: int) -> tuple[Any, ...]:
@@ -228,20 +268,20 @@ class Ref:
             for conc in point.concurrencies:
                 chosen = select(recipe, point, conc) if recipe else []
                 variant = chosen[0] if len(chosen) == 1 else None
-                parts = [*own, self._flattened(variant.data, "") if variant else {}]
-                runs.append(Run(point, conc, variant, _merged(common, parts)))
+                parts = (common, *own, self._flattened(variant.data, "") if variant else {})
+                runs.append(Run(point, conc, variant, parts))
         return runs
 
 
 _ORIGINS = ("group", "point", HARDWARE, "recipe")
 
 
-def _merged(first: dict[str, Any], rest: list[dict[str, Any]]) -> dict[str, Any]:
+def _merged(parts: tuple[dict[str, Any], ...]) -> dict[str, Any]:
     """One run's settings from its parts, in order (entry, group, point, hardware, variant); a path
     that an earlier part has already is kept apart under its part's name (`recipe:model`), so that
     no setting hides another."""
-    settings = dict(first)
-    for origin, part in zip(_ORIGINS, rest, strict=True):
+    settings = dict(parts[0])
+    for origin, part in zip(_ORIGINS, parts[1:], strict=True):
         if settings.keys().isdisjoint(part):
             settings.update(part)
         else:
