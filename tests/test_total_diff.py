@@ -259,3 +259,17 @@ def test_true_and_one_point_zero_are_different_settings(example: ExampleRepo) ->
     assert setting["base"] is True and setting["head"] == 1.0 and not isinstance(setting["head"], bool)
     assert report.verdict == "blocking"
     assert _found(report, "changelog-recipe-key-not-covered") or _found(report, "changelog-missing")
+
+
+def test_the_master_configs_read_are_a_setting(example: ExampleRepo) -> None:
+    """A repository whose generator reads another file says so in `.github/prbot.yml`."""
+    text = (example.path / MASTER).read_text(encoding="utf-8")
+    block = text[text.index(f"{KEY}:") : text.index("# Qwen3.5 FP8 on MI355X")].replace(KEY, "kimik3-extra")
+    settings = "master-configs: [configs/amd-master.yaml, configs/extra-master.yaml]\n"
+    base = commit(example.path, {".github/prbot.yml": settings, "configs/extra-master.yaml": block})
+    head = commit(
+        example.path, {"configs/extra-master.yaml": replace("conc-list: [48, 56, 72]", "conc-list: [48, 56]")}
+    )
+    report = _review(example.path, base, head)
+    assert {r["concurrency"]: r["status"] for r in report.changes["kimik3-extra"]["runs"]}[72] == "removed"
+    assert not _found(report, "master-not-read")
