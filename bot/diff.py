@@ -219,9 +219,10 @@ def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run], old
     change.head_runs = head_runs
     change.added = [run for key, run in after.items() if key not in before]
     change.removed = [run for key, run in before.items() if key not in after]
+    known: dict[tuple[int, int, int], bool] = {}  # pairs of parts compared already
     for key, run in after.items():
         if key in before:
-            target = change.unchanged if before[key].same_settings(run) else change.changed
+            target = change.unchanged if before[key].same_settings(run, known) else change.changed
             target.append(run)
             change.before[id(run)] = before[key]
     _aspects(change, old, new)

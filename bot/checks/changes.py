@@ -84,8 +84,9 @@ def key_changes(change: KeyChange) -> dict[str, Any]:
     matched = change.changed + change.unchanged
     differ: dict[int, list[dict[str, Any]]] = {}
     if change.base is not None and change.head is not None:
-        for run in matched:
+        for run in change.changed:  # an unchanged run has the same settings: nothing to list
             differ[id(run)] = compare(settings_of(change.base_of(run)), settings_of(run))
+        differ.update((id(run), []) for run in change.unchanged)
     common = _common(list(differ.values()))
     runs = []
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):

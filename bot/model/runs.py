@@ -100,31 +100,59 @@ def flatten(node: Any, path: str, into: dict[str, Any], depth: int = 0) -> None:
 
 class Run(NamedTuple):
     """One benchmark run: a point at one concurrency, the variant it selects (if exactly one)
-    and everything it starts with: `parts` (the entry's, group's, point's, hardware's and
-    variant's settings, each shared by the runs that share it), `settings` as one mapping."""
+    and everything it starts with (`parts`, `settings`), worked out when first asked: most runs
+    of a large review are only counted or matched."""
 
     point: Point
     concurrency: int
     variant: Variant | None
-    parts: tuple[dict[str, Any], ...]
+    source: tuple[Ref, Any, Any]  # the ref, the entry as parsed, the runner's runners.yaml record
+    ident: tuple[Any, ...]  # what identifies the run across refs (`run_ident`)
 
     @property
-    def ident(self) -> tuple[Any, ...]:
-        return run_ident(self.point, self.concurrency)
+    def sources(self) -> tuple[Any, ...]:
+        """What the settings are made of, as parsed: the entry, its group, the point, the runner's
+        record and the variant (the same object at both refs when its file's bytes are)."""
+        _, entry, hardware = self.source
+        variant = self.variant.data if self.variant else None
+        return (entry, self.point.group_raw, self.point.raw, hardware, variant)
+
+    @property
+    def parts(self) -> tuple[dict[str, Any], ...]:
+        """The settings of the entry, the group, the point, the runner's hardware and the variant,
+        each worked out once per parsed object and shared by the runs that share it."""
+        return tuple(self._part(i) for i in range(len(_ORIGINS) + 1))
+
+    def _part(self, index: int) -> dict[str, Any]:
+        ref, entry, hardware = self.source
+        if index == 0:
+            return ref.flattened(entry, "", SCENARIO_FIELDS)
+        if index == 1:
+            return ref.group_settings(self.point)
+        if index == 2:
+            return ref.flattened(self.point.raw, "", CONCURRENCY_FIELDS)
+        if index == 3:
+            return ref.flattened(hardware, HARDWARE)
+        return ref.flattened(self.variant.data, "") if self.variant else {}
 
     @property
     def settings(self) -> dict[str, Any]:
-        """Everything the run starts with, dotted path → value (put together when asked: a large
-        review holds many runs, and most are only compared)."""
+        """Everything the run starts with, dotted path → value."""
         return _merged(self.parts)
 
-    def same_settings(self, other: Run) -> bool:
-        """Whether two runs start with the same settings (by value and type)."""
-        if all(
-            mine is theirs or same(mine, theirs) for mine, theirs in zip(self.parts, other.parts, strict=True)
-        ):
-            return True
-        return same(self.settings, other.settings)
+    def same_settings(self, other: Run, known: dict[tuple[int, int, int], bool] | None = None) -> bool:
+        """Whether two runs start with the same settings (by value and type). A part made of the
+        very same parsed object is the same; the others are compared once per pair (`known`)."""
+        known = {} if known is None else known
+        for index, (mine, theirs) in enumerate(zip(self.sources, other.sources, strict=True)):
+            if mine is theirs:
+                continue
+            pair = (index, id(mine), id(theirs))
+            if pair not in known:
+                known[pair] = same(self._part(index), other._part(index))
+            if not known[pair]:
+                return same(self.settings, other.settings)
+        return True
 
 
 def run_ident(point: Point, concurrency: int) -> tuple[Any, ...]:
@@ -226,7 +254,7 @@ class Ref:
         """The runners.yaml record of a runner label at this ref (None: none)."""
         return record(self.runners[0], runner)
 
-    def _flattened(self, node: Any, prefix: str, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    def flattened(self, node: Any, prefix: str, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
         """`node`'s settings, worked out once per parsed object (runs share entries, groups and
         variants)."""
         slot = (id(node), prefix, leave_out)
@@ -241,10 +269,10 @@ class Ref:
         self._flat[slot] = (node, found)
         return found
 
-    def _group(self, point: Point) -> dict[str, Any]:
+    def group_settings(self, point: Point) -> dict[str, Any]:
         """A point's scenario group's settings; the utilization as the exact decimal the DRAM
         budget uses (`0.6` and `"0.6"` budget the same)."""
-        found = self._flattened(point.group_raw, "", ("search-space",))
+        found = self.flattened(point.group_raw, "", ("search-space",))
         if point.utilization is not None and "dram-utilization" in found:
             found["dram-utilization"] = str(point.utilization)
         return found
@@ -256,20 +284,13 @@ class Ref:
         if entry is None:
             return []
         runs = []
-        common = self._flattened(entry.raw, "", SCENARIO_FIELDS)
-        hardware = self._flattened(self.hardware(entry.runner), HARDWARE)
+        source = (self, entry.raw, self.hardware(entry.runner))
         for point in entry.points:
             recipe = self.recipes.get(point.recipe) if with_recipes else None
-            own = [
-                self._group(point),
-                self._flattened(point.raw, "", CONCURRENCY_FIELDS),
-                hardware,
-            ]
             for conc in point.concurrencies:
                 chosen = select(recipe, point, conc) if recipe else []
                 variant = chosen[0] if len(chosen) == 1 else None
-                parts = (common, *own, self._flattened(variant.data, "") if variant else {})
-                runs.append(Run(point, conc, variant, parts))
+                runs.append(Run(point, conc, variant, source, (*point.topology, conc)))
         return runs
 
 
