@@ -178,7 +178,7 @@ def _review(
 ) -> Report:
     deadline = time.monotonic() + settings.review_deadline_s  # where no alarm can ring
     try:
-        diff = compute(base, head, changed_files)
+        diff = compute(base, head, changed_files, settings.master_configs)
     except SourceError:
         raise  # a file could not be fetched: the caller says which, and the review did not run
     except Exception as exc:
