@@ -1,0 +1,92 @@
+"""The action on the runners GitHub has (issue #25): a `RUNNER_TEMP` that is not there or not
+usable, runner folders owned by another user, and a SIGTERM to the container's PID 1.
+
+The GitHub API is the loopback fake (`github_fake`) and the git server Debian's `git http-backend`
+(`git_http_server`), as in test_git_fetch.py.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from github_fake import EventFiles, action_env, pull_event
+from test_action import FAST, PR, Run, _no_token
+from test_git_fetch import FALLBACK, FETCHED, Servers, _local, _report
+
+from bot.example import ExampleRepo, build_example
+from bot.github_action.run import run_action
+
+
+@pytest.fixture(scope="module")
+def shared_example(tmp_path_factory: pytest.TempPathFactory) -> ExampleRepo:
+    return build_example(tmp_path_factory.mktemp("runner") / "inferencex")
+
+
+@pytest.fixture
+def servers(shared_example: ExampleRepo, tmp_path: Path) -> Iterator[Servers]:
+    with Servers(shared_example, tmp_path / "served") as both:
+        yield both
+
+
+def _act(servers: Servers, folder: Path, **env: str | None) -> Run:
+    """The action for a `synchronize` event with git fetching, the step's environment changed by
+    `env` (None removes a variable)."""
+    files = EventFiles(folder / f"run{len(list(folder.glob('run*')))}")
+    environ = {
+        **action_env(servers.github, files, pull_event(servers.github, PR), {}),
+        "GITHUB_SERVER_URL": servers.git.url,
+        "GITHUB_WORKSPACE": str(files.folder),  # the runner always sets it
+    }
+    for name, value in env.items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+    stream = io.StringIO()
+    run = Run(run_action(environ, options=FAST, stream=stream), stream.getvalue(), files)
+    _no_token(servers.github, run.log, run.summary)
+    return run
+
+
+def _reviewed(servers: Servers, run: Run) -> None:
+    """The review ran and was published as on any runner: the local review's report and verdict
+    (the example is clean: exit 0), the comment and the outputs written."""
+    local = _local(servers.example)
+    assert run.code == 0, run.log
+    assert run.outputs["verdict"] == local["verdict"] == "clean"
+    assert _report(run) == local
+    [comment] = servers.github.comments_on(PR)
+    assert "could not complete" not in comment.body.lower()
+
+
+# ---------------------------------------------------------------- 1. RUNNER_TEMP
+
+
+@pytest.mark.parametrize("kind", ["host path", "a file", "unset"])
+def test_an_unusable_runner_temp_still_fetches_with_git(servers: Servers, tmp_path: Path, kind: str) -> None:
+    """A runner before v2.331 hands a Docker action the host's RUNNER_TEMP, which the container
+    does not have: the fetch uses a temporary folder of its own (it used to crash with exit 2)."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    temp = {"host path": "/home/runner/work/_temp", "a file": str(blocker), "unset": None}[kind]
+    run = _act(servers, tmp_path / "action", RUNNER_TEMP=temp)
+    assert FETCHED in run.log and FALLBACK not in run.log
+    assert servers.api_reads() == 0
+    _reviewed(servers, run)
+    assert not list(Path(tempfile.gettempdir()).glob("prbot-git-*/repo.git/HEAD"))  # removed after
+
+
+def test_an_os_error_of_the_fetch_falls_back_to_the_api(
+    servers: Servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No temporary folder can be made at all: the fetch fails with a FetchError, the files are
+    read through the API and the review is the same (it used to end with exit 2, no review)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    run = _act(servers, tmp_path / "action", RUNNER_TEMP="/home/runner/work/_temp")
+    assert FALLBACK in run.log and "the system refused it (No such file or directory)" in run.log
+    assert servers.api_reads() > 0
+    _reviewed(servers, run)
