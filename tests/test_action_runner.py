@@ -8,17 +8,25 @@ The GitHub API is the loopback fake (`github_fake`) and the git server Debian's 
 from __future__ import annotations
 
 import io
+import os
+import signal
+import subprocess
+import sys
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from github_fake import EventFiles, action_env, pull_event
+from github_fake import EventFiles, FakeGitHub, Recorded, action_env, pull_event
 from test_action import FAST, PR, Run, _no_token
 from test_git_fetch import FALLBACK, FETCHED, Servers, _local, _report
 
 from bot.example import ExampleRepo, build_example
 from bot.github_action.run import run_action
+from bot.output.render import MARKER
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +98,55 @@ def test_an_os_error_of_the_fetch_falls_back_to_the_api(
     assert FALLBACK in run.log and "the system refused it (No such file or directory)" in run.log
     assert servers.api_reads() > 0
     _reviewed(servers, run)
+
+
+# ---------------------------------------------------------------- 3. SIGTERM
+
+
+def _action_process(env: dict[str, str], **popen: Any) -> subprocess.Popen[str]:
+    """`prbot action` in a process of its own, as the container's entry point runs it."""
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PRBOT_CACHE_DIR")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", "action"],
+        env={**keep, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **popen,
+    )
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_a_termination_signal_stops_the_run_at_once(servers: Servers, tmp_path: Path, number: int) -> None:
+    """The runner cancels a job (a newer push, the timeout) with SIGINT, then SIGTERM; `docker stop`
+    sends SIGTERM to PID 1. Against an API that never answers, the run stops on the signal with
+    exit 2, says so, sets `verdict=error` and leaves the comment as it was (SIGTERM used to be
+    ignored: the run went on to its own timeouts)."""
+    github, answered = servers.github, threading.Event()
+    github.add_comment(PR, MARKER + "\nthe review of the previous head", github.bot_login, kind="Bot")
+
+    def hang(fake: FakeGitHub, request: Recorded) -> None:
+        if request.method == "GET" and request.path.endswith(f"/pulls/{PR}"):
+            answered.wait(120)
+
+    github.on_request = hang
+    files = EventFiles(tmp_path / "run")
+    env = {**action_env(github, files, pull_event(github, PR), {}), "GITHUB_WORKSPACE": str(files.folder)}
+    process = _action_process(env)
+    try:
+        for _ in range(600):  # until the run waits for the pull request
+            if github.calls("GET", rf"/pulls/{PR}$") or process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert process.poll() is None, process.communicate()[0]
+        process.send_signal(number)
+        log, _ = process.communicate(timeout=60)
+    finally:
+        answered.set()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 2, log
+    assert "::error title=prbot::prbot was stopped (SIGTERM or SIGINT" in log
+    assert files.outputs() == {"verdict": "error"}
+    assert [c.body for c in github.comments_on(PR)] == [MARKER + "\nthe review of the previous head"]
+    assert not [r for r in github.requests if r.method != "GET"]
