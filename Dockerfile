@@ -32,8 +32,7 @@ RUN apt-get update \
     && apt-get install --yes --no-install-recommends git \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/prbot /opt/prbot
-# Not root. UID 1001 is the runner user of GitHub-hosted runners, which owns the files a Docker
-# action writes to ($GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY, the workspace).
-RUN useradd --uid 1001 --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin prbot
-USER 1001
+# No USER: GitHub runs a Docker action as root and its docs ask for no USER instruction, since the
+# runner's folders belong to the runner's user, whose id differs between runners. prbot itself takes
+# the id of the workspace's owner when that user owns the step's files (bot/github_action/privileges.py).
 ENTRYPOINT ["prbot", "action"]

@@ -58,11 +58,14 @@ def test_workflows_pass_actionlint() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_dockerfile_runs_prbot_action_as_non_root() -> None:
+def test_dockerfile_runs_prbot_action_as_github_runs_docker_actions() -> None:
+    """GitHub's docs for Docker actions: "Do not use the USER instruction in your Dockerfile"
+    (https://docs.github.com/en/actions/reference/workflows-and-actions/dockerfile-support#user);
+    with `USER 1001` the action failed on every runner whose folders belong to another id. prbot
+    takes the id of the workspace's owner itself (bot/github_action/privileges.py)."""
     text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
     assert text.rstrip().endswith('ENTRYPOINT ["prbot", "action"]')
-    users = re.findall(r"^USER\s+(\S+)", text, re.MULTILINE)
-    assert users and users[-1] not in ("root", "0")
+    assert not re.findall(r"^USER\s", text, re.MULTILINE | re.IGNORECASE)
     assert "PIP_CONSTRAINT=/src/constraints.txt" in text and "--no-cache-dir" in text
     assert re.search(r"^FROM python:3\.1[12]-slim", text, re.MULTILINE)
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()

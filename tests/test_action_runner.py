@@ -25,6 +25,7 @@ from test_action import FAST, PR, Run, _no_token
 from test_git_fetch import FALLBACK, FETCHED, Servers, _local, _report
 
 from bot.example import ExampleRepo, build_example
+from bot.github_action.privileges import STEP_FILES, runner_user
 from bot.github_action.run import run_action
 from bot.output.render import MARKER
 
@@ -150,3 +151,53 @@ def test_a_termination_signal_stops_the_run_at_once(servers: Servers, tmp_path: 
     assert files.outputs() == {"verdict": "error"}
     assert [c.body for c in github.comments_on(PR)] == [MARKER + "\nthe review of the previous head"]
     assert not [r for r in github.requests if r.method != "GET"]
+
+
+# ---------------------------------------------------------------- 2. runner folders of any owner
+
+
+def _step_folder(root: Path, owner: int) -> dict[str, str]:
+    """A workspace and step files as a runner whose user has id `owner` makes them."""
+    workspace, commands = root / "workspace", root / "_runner_file_commands"
+    workspace.mkdir(parents=True)
+    commands.mkdir()
+    env = {"GITHUB_WORKSPACE": str(workspace)}
+    for name in STEP_FILES:
+        path = commands / name.lower()
+        path.touch()
+        env[name] = str(path)
+    for path in (workspace, commands, *(Path(env[n]) for n in STEP_FILES)):
+        os.chown(path, owner, owner)
+    return env
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can make folders of other users")
+def test_started_as_root_the_action_takes_the_id_of_the_runners_user(tmp_path: Path) -> None:
+    assert runner_user(_step_folder(tmp_path / "hosted", 1001)) == (1001, 1001)
+    assert runner_user(_step_folder(tmp_path / "self-hosted", 1234)) == (1234, 1234)
+    assert runner_user(_step_folder(tmp_path / "root", 0)) is None  # a runner run as root
+    mixed = _step_folder(tmp_path / "mixed", 1001)
+    os.chown(mixed["GITHUB_OUTPUT"], 0, 0)
+    assert runner_user(mixed) is None  # 1001 could not append to it: root it stays
+    assert runner_user({"GITHUB_WORKSPACE": str(tmp_path / "no such folder")}) is None
+
+
+def test_a_write_that_fails_is_reported_and_the_run_goes_on(servers: Servers, tmp_path: Path) -> None:
+    """Step files the action cannot write (here: folders, which not even root can append to) are
+    named in the log; the review is still published and the exit status is the verdict's."""
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    run = _act(
+        servers,
+        tmp_path / "action",
+        GITHUB_OUTPUT=str(blocked),
+        GITHUB_STEP_SUMMARY=str(blocked),
+        GITHUB_WORKSPACE=str(tmp_path / "not there"),
+        RUNNER_TEMP=None,
+    )
+    assert run.code == 0, run.log
+    assert "Could not write GITHUB_OUTPUT (Is a directory)." in run.log
+    assert "Could not write GITHUB_STEP_SUMMARY (Is a directory)." in run.log
+    assert "JSON report written to" in run.log and FETCHED in run.log
+    [comment] = servers.github.comments_on(PR)
+    assert "no blocking issues" in comment.body
