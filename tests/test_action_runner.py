@@ -7,6 +7,7 @@ The GitHub API is the loopback fake (`github_fake`) and the git server Debian's 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import signal
@@ -20,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import GIT_ENV
 from github_fake import EventFiles, FakeGitHub, Recorded, action_env, pull_event
-from test_action import FAST, PR, Run, _no_token
+from test_action import FAST, PR, Run, _no_token, act
 from test_git_fetch import FALLBACK, FETCHED, Servers, _local, _report
 
+from bot.checks.sweep_rules import SKIP_MARKER
 from bot.example import ExampleRepo, build_example
 from bot.github_action.privileges import STEP_FILES, runner_user
 from bot.github_action.run import run_action
@@ -201,3 +204,49 @@ def test_a_write_that_fails_is_reported_and_the_run_goes_on(servers: Servers, tm
     assert "JSON report written to" in run.log and FETCHED in run.log
     [comment] = servers.github.comments_on(PR)
     assert "no blocking issues" in comment.body
+
+
+# ---------------------------------------------------------------- 8. compare pagination
+
+
+def _empty_commits(repo: Path, messages: list[str]) -> str:
+    env = {**os.environ, **GIT_ENV}
+    for message in messages:
+        git = [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            message,
+        ]
+        subprocess.run(git, check=True, env=env)
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.mark.parametrize("skip_at", ["head", "commit 100"])
+def test_a_pull_request_of_more_than_a_hundred_commits_reads_its_head_message(
+    example: ExampleRepo, tmp_path: Path, skip_at: str
+) -> None:
+    """GitHub pages a comparison's commits oldest first: the first page of a PR with 120 commits
+    ends with its 100th, not its head. The head's message (where `[skip-sweep]` is read) then comes
+    from the head commit itself, and the review is the local review's."""
+    messages = [f"step {i}" for i in range(1, 121)]
+    messages[-1 if skip_at == "head" else 98] += f" {SKIP_MARKER}"
+    head = _empty_commits(example.path, messages)  # after the example's own head commit: 121 in all
+    with FakeGitHub(example.path) as fake:
+        fake.add_pull(PR, example.base, head, title=example.title, body=example.body, labels=example.labels)
+        run = act(fake, tmp_path, pull_event(fake, PR))
+        [compare] = fake.calls("GET", r"/compare/")
+        assert compare.query["per_page"] == ["100"] and compare.query.get("page", ["1"]) == ["1"]
+        assert fake.calls("GET", rf"/commits/{head}$")  # the head, read on its own
+    local = _local(dataclasses.replace(example, head=head))
+    assert _report(run) == local
+    skipped = [f for f in local["findings"] if SKIP_MARKER in f["message_en"]]
+    assert bool(skipped) is (skip_at == "head"), local["findings"]  # the message read is the head's
