@@ -99,13 +99,13 @@ class Runner:
     ) -> tuple[int, str, float]:
         """(exit status, log, seconds) of the action for a `synchronize` event; `name` names the
         container (to stop it)."""
-        name, payload = pull_event(fake, PR)
+        event, payload = pull_event(fake, PR)
         (self.mounts["workflow"] / "event.json").write_text(json.dumps(payload), encoding="utf-8")
         variables: dict[str, str | None] = {
             "GITHUB_ACTIONS": "true",
             "CI": "true",
             "HOME": "/github/home",
-            "GITHUB_EVENT_NAME": name,
+            "GITHUB_EVENT_NAME": event,
             "GITHUB_EVENT_PATH": "/github/workflow/event.json",
             "GITHUB_WORKSPACE": "/github/workspace",
             "GITHUB_REPOSITORY": fake.full_name,
@@ -273,8 +273,10 @@ def _stop(fake: FakeGitHub, git: GitHttpServer, work: Path) -> bool:
             break
         time.sleep(0.05)
     started = time.monotonic()
-    podman("stop", "-t", "30", "prbot-smoke-stop", check=False)
+    stop = podman("stop", "-t", "30", "prbot-smoke-stop", check=False)
     stopped = time.monotonic() - started
+    if stop.returncode:
+        print(f"podman stop failed: {stop.stderr.strip()}")
     release.set()
     thread.join(60)
     fake.on_request = None
