@@ -25,6 +25,8 @@ from bot.github_action import outputs
 from bot.github_action import review as inline
 from bot.github_action.console import Console
 from bot.github_action.events import ActionError, Inputs, Skip, Trigger, classify, exit_code, load_event
+from bot.github_action.privileges import become_runner_user
+from bot.github_action.signals import stop_on_terminate
 from bot.github_action.sticky import CREATED, READ_ONLY, UNCHANGED, UPDATED, publish, react
 from bot.model.layout import read_by_review
 from bot.model.owners import OwnersError, OwnersFile, find_codeowners
@@ -59,6 +61,18 @@ def run_action(
     """Run once for the event described by the environment; returns the exit status."""
     env = os.environ if environ is None else environ
     console = Console(stream)
+    if environ is None:  # this process is the action's: it may change its user
+        changed = become_runner_user(env)
+        if changed is not None:
+            console.info(changed)
+    try:
+        with stop_on_terminate():
+            return _run_action(env, options, console)
+    except KeyboardInterrupt:  # SIGINT or SIGTERM: the run was cancelled; the comment stays as it was
+        return _stopped(console, env, msg("action-interrupted"))
+
+
+def _run_action(env: MutableMapping[str, str], options: ClientOptions | None, console: Console) -> int:
     try:
         inputs = Inputs.from_env(env)
         console.add_secrets(
