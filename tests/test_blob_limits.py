@@ -20,12 +20,14 @@ from bot.sources.snapshot import Oversized
 from bot.yamlsafe import MAX_BYTES
 
 OVER = MAX_BYTES + 1  # one byte over: the smallest file the limit refuses
-PATHS = [f"configs/zz{n:02}-master.yaml" for n in range(3)]
+# Recipes: a changed one is read even when no key runs it (master configs other than the two
+# InferenceX reads are not read at all since #22).
+PATHS = [f"benchmarks/single_node/zz{n:02}.yaml" for n in range(3)]
 
 
 def _oversized_head(example: ExampleRepo) -> str:
-    """The issue's attack scaled down: three new master configs of NUL bytes, each one byte over."""
-    return commit(example.path, dict.fromkeys(PATHS, "\0" * OVER), "three oversized master configs")
+    """The issue's attack scaled down: three new recipes of NUL bytes, each one byte over."""
+    return commit(example.path, dict.fromkeys(PATHS, "\0" * OVER), "three oversized recipes")
 
 
 def _too_large(findings: list[dict]) -> dict[str, str]:
