@@ -321,7 +321,7 @@ def test_a_bad_ref_is_an_error_in_both_languages(
 
     assert code == 2
     assert f"prbot: unknown ref 'no-such-ref' in {example.path}\n" in err
-    assert f"prbot: {example.path} 中没有 ref 'no-such-ref'\n" in err
+    assert f"prbot: {example.path} 中没有引用 'no-such-ref'\n" in err
 
 
 def test_the_prs_url_comes_from_the_origin_remote_and_the_pr_number(
