@@ -183,5 +183,19 @@ def _emit(args: argparse.Namespace, report: Report, labels: tuple[str, str], sec
         sys.stdout.write(render_comment(report, lang=args.lang, base=labels[0], head=labels[1]))
     elapsed = f"{seconds + time.perf_counter() - started:.2f}"
     done = "cli-done" if report.reviewed else "cli-nothing-reviewed"
-    _say(msg(done, verdict=report.verdict, findings=len(report.findings), seconds=elapsed), args.lang)
+    _say(msg(done, verdict=report.verdict, counts=_counts(report), seconds=elapsed), args.lang)
     return report.exit_code
+
+
+def _counts(report: Report) -> list[Msg]:
+    """The findings by severity, what needs action first
+    (`2 warnings, 6 checks passed, 3 not checked, 9 notes`)."""
+    from collections import Counter
+
+    from bot.catalog import msg
+    from bot.findings import Severity
+
+    counts = Counter(f.severity for f in report.findings)
+    order = (Severity.BLOCKING, Severity.WARNING, Severity.VERIFIED, Severity.UNVERIFIED, Severity.INFO)
+    found = [msg(f"cli-count-{severity}", count=counts[severity]) for severity in order if counts[severity]]
+    return found or [msg("cli-count-none")]

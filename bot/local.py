@@ -31,6 +31,7 @@ class LocalRequest:
     pr_number: int | None = None
     pr_url: str | None = None
     offline: bool = False
+    offline_reason: str = "--offline"  # what the review says kept it offline ("demo": the demo)
     config: str | None = None
 
 
@@ -112,6 +113,7 @@ def run_local(
             pr,
             settings or _base_settings(base),
             offline=request.offline,
+            offline_reason=request.offline_reason,
             log=log,
         )
         report = pipeline.run(review)

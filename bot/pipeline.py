@@ -30,6 +30,7 @@ class ReviewInput:
     pr: PullRequest
     settings: Settings
     offline: bool = False  # no registry lookups: digest pins are reported as not checked
+    offline_reason: str = "--offline"  # why, as the digest check says it ("demo": the demo)
     resolve: Resolve | None = None  # the registries' answers; None: the container registries themselves
     log: Callable[[Msg], None] | None = (
         None  # told of what the review notices outside the PR (registry logins)
@@ -61,5 +62,11 @@ def run(review: ReviewInput) -> Report:
     """Review the input: every check, within the settings' deadline."""
     resolve = None if review.offline else review.resolve or registries(review.log)
     return engine.review(
-        review.base, review.head, review.changed_files, review.pr, review.settings, resolve=resolve
+        review.base,
+        review.head,
+        review.changed_files,
+        review.pr,
+        review.settings,
+        resolve=resolve,
+        offline_reason=review.offline_reason,
     )

@@ -125,12 +125,17 @@ def render(message_id: str, lang: str, params: Mapping[str, Any], *, markdown: b
 
 
 def text(message: Msg, lang: str = "en", *, markdown: bool = False) -> str:
-    """A `Msg` in one language; a parameter that is itself a `Msg` is rendered first, the same way."""
-    params = {
-        k: Safe(text(v, lang, markdown=markdown)) if isinstance(v, Msg) else v
-        for k, v in message.params.items()
-    }
-    return render(message.id, lang, params, markdown=markdown)
+    """A `Msg` in one language; a parameter that is itself a `Msg` (or a list of them, for the
+    `items` filter) is rendered first, the same way."""
+
+    def value(v: Any) -> Any:
+        if isinstance(v, Msg):
+            return Safe(text(v, lang, markdown=markdown))
+        if isinstance(v, list) and v and all(isinstance(item, Msg) for item in v):
+            return [value(item) for item in v]
+        return v
+
+    return render(message.id, lang, {k: value(v) for k, v in message.params.items()}, markdown=markdown)
 
 
 def in_languages(message: Msg, lang: str) -> list[str]:
