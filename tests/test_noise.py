@@ -181,8 +181,8 @@ def test_gpu_hours_of_a_mixed_sweep_say_which_runs_they_cover() -> None:
     ) in messages.render("sweep-total", "zh", params)
     no_gpus = messages.render("sweep-total", "en", params | {"untimed": 0, "no_gpus": 2})
     assert (
-        "GPU-hours: 12.5 for the 3 agentic runs (3600 s × 4 or 8 GPUs); not known for the 2 runs with no GPUs."
-        in no_gpus
+        "GPU-hours: 12.5 for the 3 agentic runs (3600 s × 4 or 8 GPUs); "
+        "not known for the 2 runs with no GPUs." in no_gpus
     )
 
 
