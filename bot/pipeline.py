@@ -11,12 +11,11 @@ from bot.catalog import Msg
 from bot.engine import Resolve
 from bot.pullrequest import PullRequest
 from bot.report import Report
-from bot.settings import Settings
+from bot.settings import SETTINGS_PATH, Settings
 from bot.sources.references import TagResolution
 from bot.sources.snapshot import Snapshot
 
 # Where a repository keeps its prbot settings (the action's `config` input says otherwise).
-SETTINGS_PATH = ".github/prbot.yml"
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ def settings_at(base: Snapshot, path: str = SETTINGS_PATH) -> Settings | None:
     """The settings file at the base ref (a PR cannot change the rules it is reviewed by), or
     None when there is none; a SettingsError names what is wrong with an invalid one."""
     data = base.read(path)
-    return None if data is None else Settings.from_yaml(data)
+    return None if data is None else Settings.from_yaml(data, path, at_base=True)
 
 
 def registries(log: Callable[[Msg], None] | None = None, environ: Mapping[str, str] | None = None) -> Resolve:

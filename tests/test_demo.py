@@ -175,7 +175,7 @@ def test_a_settings_file_is_validated_with_one_line_errors(tmp_path, example) ->
             "review", "--repo", str(example.path), "--base", example.base, "--config", str(settings)
         )
         assert done.returncode == 2 and done.stdout == "", text
-        assert done.stderr.startswith("prbot: settings file: ") and error in done.stderr, done.stderr
+        assert done.stderr.startswith(f"prbot: settings file {settings}, line 1: ") and error in done.stderr
         assert len(done.stderr.strip().splitlines()) == 2  # one line in each language
     good = tmp_path / "good.yml"
     good.write_text("primary-labels: full-sweep-enabled\nrecommended-label: full-sweep-enabled\n")

@@ -44,3 +44,21 @@ def test_constant_code_spans_survive_rendering_plain_text_first() -> None:
     markdown = messages.render("changelog-pr-link-other", "en", {"link": "a", "expected": "b"}, markdown=True)
     assert plain.startswith("pr-link is a, but this PR is b (or write the placeholder XXX)")
     assert markdown.startswith("`pr-link` is `a`, but this PR is `b` (or write the placeholder `XXX`)")
+
+
+#: A template line a maintainer can read in an editor or a diff; a longer message is folded
+#: (YAML `>-`) or composed of short messages (`{% include 'other-id/en' %}`).
+LINE_LIMIT = 160
+
+
+def test_no_template_line_is_too_long_to_read() -> None:
+    from bot.resources import template_dir
+
+    files = [*sorted((template_dir() / "messages").glob("*.yaml")), template_dir() / "comment.md.j2"]
+    long = [
+        f"{path.name}:{number} has {len(line)} characters (at most {LINE_LIMIT}: fold it or compose it)"
+        for path in files
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if len(line) > LINE_LIMIT
+    ]
+    assert long == []

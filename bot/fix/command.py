@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bot.catalog import Msg, msg
 from bot.findings import Finding
@@ -18,6 +18,9 @@ from bot.fix.apply import FixError
 from bot.fix.arguments import arguments
 from bot.fix.plan import Plan, left_message, needed_files, plan
 from bot.output import messages
+
+if TYPE_CHECKING:
+    from bot.report import Report
 
 EXIT_FIXED, EXIT_LEFT, EXIT_ERROR = 0, 1, 2
 
@@ -30,9 +33,10 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     """Review, plan, check the working tree, then write (or, with --dry-run, print the diff)."""
     try:
-        findings = _review(args)
+        report = _review(args)
+        findings = report.findings
         head, changelog, pr_url = _head_files(args, findings)
-        fixes = plan(findings, head, changelog, pr_url)
+        fixes = plan(findings, head, changelog, pr_url, report.changes)
         _write(args, fixes, head)
     except FixError as exc:
         _say(exc.message, args.lang, sys.stderr, prefix="prbot: ")
@@ -41,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_LEFT if fixes.left else EXIT_FIXED
 
 
-def _review(args: argparse.Namespace) -> list[Finding]:
-    """The findings of `prbot review` of the same refs; FixError when it could not run."""
+def _review(args: argparse.Namespace) -> Report:
+    """The report of `prbot review` of the same refs; FixError when it could not run."""
     from bot.local import LocalRequest, run_local
     from bot.settings import SettingsError
     from bot.sources.git import GitError
@@ -64,7 +68,7 @@ def _review(args: argparse.Namespace) -> list[Finding]:
     if not report.reviewed:
         errors = sorted({str(f.params.get("error", f.message_id)) for f in report.findings})
         raise FixError(msg("fix-error-review", error=", ".join(errors)))
-    return report.findings
+    return report
 
 
 def _head_files(
@@ -97,12 +101,30 @@ def _write(args: argparse.Namespace, fixes: Plan, head: dict[str, bytes | None])
     if not fixes.files:
         return
     root = apply.worktree_root(args.repo)
+    _check_checked_out(args)
     apply.check_clean(root, {path: head[path] or b"" for path in fixes.files}, args.head)
     for path, data in sorted(fixes.files.items()):
         if args.dry_run:
             sys.stdout.write(apply.unified_diff(path, head[path] or b"", data))
         else:
             apply.write(root, path, data)
+
+
+def _check_checked_out(args: argparse.Namespace) -> None:
+    """Refuse (FixError) when the working tree has another commit checked out than `--head`: the
+    fixes are made to `--head`'s files, and the working tree's would differ from them anyway."""
+    from bot.sources.git import GitError, GitRepo
+
+    try:
+        repo = GitRepo.open(args.repo)
+        try:
+            checked_out, head = repo.resolve("HEAD"), repo.resolve(args.head)
+        finally:
+            repo.close()
+    except GitError as exc:
+        raise FixError(exc.message) from None
+    if checked_out != head:
+        raise FixError(msg("fix-error-other-head", head=args.head, checked_out=checked_out[:12]))
 
 
 def _report(args: argparse.Namespace, fixes: Plan) -> None:

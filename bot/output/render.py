@@ -31,7 +31,7 @@ import jinja2
 from bot import __version__, compile_cache
 from bot.checks import runlabels
 from bot.findings import Finding, Severity
-from bot.output import messages, textsafe
+from bot.output import changelog_draft, messages, textsafe
 from bot.output.messages import Safe
 from bot.report import Report
 from bot.resources import template_dir
@@ -68,6 +68,8 @@ RUN_LABELS = 10
 VARIANTS_SHOWN = 3
 ROWS_PER_KEY = 12
 MARKS = {"blocking": "❌", "warning": "⚠️", "": "✅"}
+#: The findings that a changelog entry answers: the first one shows the entry drafted for them.
+DRAFT_FOR = ("changelog-missing", "changelog-key-not-covered", "changelog-recipe-key-not-covered")
 
 
 @dataclass(frozen=True)
@@ -489,6 +491,7 @@ class _Review:
         else:
             self.title_id = "ui-title-warnings" if self.counts["warning"] else "ui-title-clean"
         self._entries: dict[tuple[str, int, str, int | None], tuple[str, bool]] = {}
+        self._entry_text: str | None = None
         self._texts: dict[tuple[str, int, str], str] = {}
 
     @property
@@ -524,7 +527,14 @@ class _Review:
         """Whether the finding's message or suggestion is longer than `limit`."""
         if name in ("keys", "changes"):
             return False
-        return len(self._text(name, index, lang)) > limit or len(self._suggestion(name, index) or "") > limit
+        return any(
+            len(text or "") > limit
+            for text in (
+                self._text(name, index, lang),
+                self._suggestion(name, index),
+                self._drafted(name, index),
+            )
+        )
 
     def _entry(self, name: str, index: int, lang: str, limit: int | None) -> tuple[str, bool]:
         entry = self.sections[name][index]
@@ -541,7 +551,36 @@ class _Review:
         if limit is not None and suggestion is not None and len(suggestion) > limit:
             suggestion, shortened = None, True
         check = "" if name == "sweep" else entry.check
-        return layout().finding(lang, check, self._where(name, entry), text, suggestion), shortened
+        drafted = (
+            self._drafted(name, index)
+            if limit is None or len(self._drafted(name, index) or "") <= limit
+            else None
+        )
+        shortened = shortened or (self._drafted(name, index) is not None and drafted is None)
+        entry_view = {"file": entry.file or "", "text": drafted} if drafted else None
+        return layout().finding(
+            lang, check, self._where(name, entry), text, suggestion, entry_view
+        ), shortened
+
+    def _drafted(self, name: str, index: int) -> str | None:
+        """The changelog entry drafted for the changed keys no new entry covers, shown with the
+        first finding that asks for one (`prbot fix` appends the same entry)."""
+        if name != "blocking":
+            return None
+        asking = [i for i, f in enumerate(self.sections[name]) if f.message_id in DRAFT_FOR]
+        if not asking or index != asking[0]:
+            return None
+        if self._entry_text is None:
+            keys: list[str] = []
+            for f in self.sections[name]:
+                if f.message_id in DRAFT_FOR:
+                    found = (
+                        f.params.get("keys") if f.message_id == "changelog-missing" else [f.params.get("key")]
+                    )
+                    keys += [k for k in found or [] if isinstance(k, str) and k not in keys]
+            drafted = changelog_draft.entry_text(keys, self.report.changes, "XXX")
+            self._entry_text = textsafe.redact(drafted) if drafted else ""
+        return self._entry_text or None
 
     @staticmethod
     def _where(name: str, f: Finding) -> str:
