@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--base", required=True, help="base ref (the branch the PR targets)")
     review.add_argument("--head", default="HEAD", help="head ref (default: HEAD)")
     _common(review)
-    demo = sub.add_parser("demo", help="review the bundled example PR (offline)")
+    demo = sub.add_parser("demo", help="review the bundled example PR (it never contacts a registry)")
     _output(demo)
     fix_arguments.add_parser(sub)
     sub.add_parser("action", help="run as a GitHub Action (reads the standard GITHUB_* environment)")
@@ -115,7 +115,6 @@ def _parser() -> argparse.ArgumentParser:
 def _output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
     parser.add_argument("--lang", choices=("both", "en", "zh"), default="both")
-    parser.add_argument("--offline", action="store_true", help="do not contact container registries")
     parser.add_argument(
         "--config",
         help="settings file (YAML) to use instead of the repository's .github/prbot.yml at the base ref",
@@ -128,6 +127,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", action="append", default=[], help="a PR label; repeat for several")
     parser.add_argument("--pr-number", type=int, help="PR number (pr-link must then be this PR's URL)")
     parser.add_argument("--pr-url", help="PR URL, when --pr-number cannot derive it from the origin remote")
+    parser.add_argument("--offline", action="store_true", help="do not contact container registries")
     _output(parser)
 
 
