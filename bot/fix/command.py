@@ -67,7 +67,7 @@ def _review(args: argparse.Namespace) -> Report:
         raise FixError(exc.message) from None
     if not report.reviewed:
         errors = sorted({str(f.params.get("error", f.message_id)) for f in report.findings})
-        raise FixError(msg("fix-error-review", error=", ".join(errors)))
+        raise FixError(msg("fix-error-review", error=errors))
     return report
 
 
