@@ -228,7 +228,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="prbot-demo-") as folder:
         example = build_example(Path(folder) / "inferencex")
-        request = example.request(config=args.config)
+        request = example.request(config=args.config, offline_reason="demo")
         return _run_review(args, request)
 
 

@@ -63,7 +63,7 @@ class ExampleRepo:
         from bot.local import LocalRequest
 
         fields = {"repo": str(self.path), "base": self.base, "head": self.head, "title": self.title}
-        fields.update(body=self.body, labels=self.labels, offline=True, offline_reason="demo")
+        fields.update(body=self.body, labels=self.labels, offline=True)
         return LocalRequest(**{**fields, **overrides})
 
 
