@@ -23,6 +23,8 @@ DRAFT_KEYS = 3
 DRAFT_GROUPS = 8
 #: A value longer than this is not written out (`change NAME`).
 VALUE_CHARS = 100
+#: List items and settings named in one sentence; the others are counted.
+ITEMS_SHOWN = 8
 SCENARIOS = ("fixed-seq-len", "agentic-coding")
 
 
@@ -40,11 +42,18 @@ def _image(base: str, head: str) -> tuple[str, str]:
     return (base, head.rpartition(":")[2]) if repo and head.rpartition(":")[0] == repo else (base, head)
 
 
+def _some(values: Sequence[Any]) -> list[Any]:
+    """The first ITEMS_SHOWN values, then how many more there are (`and 12 more`)."""
+    shown = [_value(v) if not isinstance(v, Msg) else v for v in values[:ITEMS_SHOWN]]
+    more = len(values) - ITEMS_SHOWN
+    return [*shown, msg("draft-more", count=more)] if more > 0 else shown
+
+
 def _parts(settings: Sequence[Any]) -> list[Msg]:
     """What changed in some settings, in the order a reader wants it: the image, the settings
     that appear, those that change, list items added and removed, the settings that go."""
     images, env, new, changed, lists, gone = [], [], [], [], [], []
-    for setting in settings:
+    for setting in settings if isinstance(settings, list) else []:
         if not isinstance(setting, Mapping):
             continue
         name, base, head = _name(setting), setting.get("base"), setting.get("head")
@@ -53,10 +62,8 @@ def _parts(settings: Sequence[Any]) -> list[Msg]:
             old, new_image = _image(base, head)
             images.append(msg("draft-image", base=old, head=new_image))
         elif isinstance(added, list) and isinstance(removed, list) and _long(base, head):
-            lists += [msg("draft-list-add", name=name, items=[_value(v) for v in added])] if added else []
-            lists += (
-                [msg("draft-list-remove", name=name, items=[_value(v) for v in removed])] if removed else []
-            )
+            lists += [msg("draft-list-add", name=name, items=_some(added))] if added else []
+            lists += [msg("draft-list-remove", name=name, items=_some(removed))] if removed else []
         elif base is None and head is not None:
             if ".env." in str(setting.get("path", "")):
                 env.append(f"{name}={_value(head)}")
@@ -68,9 +75,9 @@ def _parts(settings: Sequence[Any]) -> list[Msg]:
             changed.append(msg("draft-name", name=name))
         else:
             changed.append(msg("draft-from", name=name, base=_value(base), head=_value(head)))
-    sets = [msg("draft-set-env", settings=env)] if env else []
-    changes = [msg("draft-change", changes=changed)] if changed else []
-    return [*images, *sets, *new, *changes, *lists, *gone]
+    sets = [msg("draft-set-env", settings=_some(env))] if env else []
+    changes = [msg("draft-change", changes=_some(changed))] if changed else []
+    return [*images, *sets, *_some(new), *changes, *_some(lists), *_some(gone)]
 
 
 def _long(base: Any, head: Any) -> bool:

@@ -131,7 +131,7 @@ def text(message: Msg, lang: str = "en", *, markdown: bool = False) -> str:
     def value(v: Any) -> Any:
         if isinstance(v, Msg):
             return Safe(text(v, lang, markdown=markdown))
-        if isinstance(v, list) and v and all(isinstance(item, Msg) for item in v):
+        if isinstance(v, list) and any(isinstance(item, Msg) for item in v):
             return [value(item) for item in v]
         return v
 
