@@ -17,8 +17,8 @@ def test_runs_sharing_a_concurrency_are_named_with_their_config() -> None:
     assert draft.description(["k"], {"k": view}) == [
         "At C64 (8k1k TP4): change max-num-seqs from 8 to 2.",
         "Add C128 (8k1k TP8) (new point).",
-        "C64 (8k1k TP4)：修改 max-num-seqs（8 → 2）。",
-        "新增 C128 (8k1k TP8)（新的点）。",
+        "C64（8k1k TP4）：修改 max-num-seqs（8 → 2）。",
+        "新增 C128（8k1k TP8）（新的点）。",
     ]
     assert draft.scenarios(["k"], {"k": view}) == ["fixed-seq-len"]
 

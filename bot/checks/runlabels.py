@@ -47,11 +47,6 @@ def topology(point: Point) -> str:
     return describe(fields)
 
 
-def run_label(concurrency: Any, config: str | None) -> str:
-    """A run as every message names it: `C4`, or `C4 (TP8 EP8)` when `config` is given."""
-    return f"C{concurrency} ({config})" if config else f"C{concurrency}"
-
-
 def shared(point: Point, concurrency: int, others: Iterable[tuple[Point, int]]) -> bool:
     """Whether another parallelism config among `others` (point, concurrency) runs at this
     concurrency, so that `C<concurrency>` alone would not say which run is meant."""

@@ -85,13 +85,14 @@ def _long(base: Any, head: Any) -> bool:
     return base is not None and head is not None and max(len(_value(base)), len(_value(head))) > VALUE_CHARS
 
 
-def _label(run: Mapping[str, Any], shared: bool) -> str:
+def _label(lang: str, run: Mapping[str, Any], shared: bool) -> str:
     topology = run.get("topology") if isinstance(run.get("topology"), Mapping) else {}
-    return runlabels.run_label(run.get("concurrency"), runlabels.describe(topology) if shared else None)
+    config = runlabels.describe(topology) if shared else ""
+    return messages.text(msg("run-label", concurrency=run.get("concurrency"), config=config), lang)
 
 
 def _runs(lang: str, runs: Sequence[Mapping[str, Any]], shared: bool) -> str:
-    labels = list(dict.fromkeys(_label(run, shared) for run in runs))
+    labels = list(dict.fromkeys(_label(lang, run, shared) for run in runs))
     return messages.separator(lang).join(labels)
 
 

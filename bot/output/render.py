@@ -254,12 +254,17 @@ def _labels(lang: str, runs: list[dict[str, Any]], topologies: bool) -> str:
     """The runs as `C4, C14, C16` (with their `topologies`), each label once, the first RUN_LABELS."""
     labels = list(
         dict.fromkeys(
-            runlabels.run_label(run.get("concurrency"), _topology(run) if topologies else None)
+            _t(
+                lang,
+                "run-label",
+                concurrency=run.get("concurrency"),
+                config=_topology(run) if topologies else "",
+            )
             for run in runs
         )
     )
     shown = labels[:RUN_LABELS] + ([f"… (+{len(labels) - RUN_LABELS})"] if len(labels) > RUN_LABELS else [])
-    return textsafe.md_text(messages.separator(lang).join(shown))
+    return messages.separator(lang).join(shown)
 
 
 def _variants(lang: str, runs: list[dict[str, Any]]) -> str:
