@@ -3,18 +3,27 @@ runs the PR added or changed (DESIGN.md §2)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from bot.checks.context import CheckContext
 from bot.checks.sweep_rules import keys_known, keys_matching
 from bot.diff import KeyChange
 from bot.findings import Finding, Severity, finding, from_problem
-from bot.model.changelog import Entry
+from bot.model.changelog import Entry, gate
+from bot.model.problems import Problem
 
 CHECK = "changelog"
 PLACEHOLDER = "XXX"
 MAX_PROBLEMS_LISTED = 5
 _ANY_REPOSITORY = r"https://github\.com/[\w.-]+/[\w.-]+"
+
+
+def _gated(severity: Severity, problem: Problem, which: str) -> Finding:
+    """A problem of the changelog model as a finding that says which gate refuses it ("" none)."""
+    return from_problem(
+        CHECK, severity, dataclasses.replace(problem, params={**problem.params, "gate": which})
+    )
 
 
 def _is_pull_url(link: str, repository: str | None, number: str) -> bool:
@@ -64,6 +73,7 @@ def _new_link(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
                 suggestion=fixed,
                 link=link,
                 expected=pr.url,
+                gate="merge",
             )
         ]
     out = []
@@ -71,7 +81,13 @@ def _new_link(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
         fixed = _link_suggestion(ctx, line, link, PLACEHOLDER)
         out.append(
             finding(
-                CHECK, Severity.BLOCKING, "changelog-pr-link-invalid", **where, suggestion=fixed, link=link
+                CHECK,
+                Severity.BLOCKING,
+                "changelog-pr-link-invalid",
+                **where,
+                suggestion=fixed,
+                link=link,
+                gate="merge",
             )
         )
     if pr.number is not None:
@@ -89,7 +105,11 @@ def _corrections(ctx: CheckContext, file: str) -> list[Finding]:
         if _canonical(link, ctx.pr.repository):
             out.append(finding(CHECK, Severity.INFO, "changelog-link-edit", **where, old=old, link=link))
         else:
-            out.append(finding(CHECK, Severity.BLOCKING, "changelog-correction-invalid", **where, link=link))
+            out.append(
+                finding(
+                    CHECK, Severity.BLOCKING, "changelog-correction-invalid", **where, link=link, gate="pr"
+                )
+            )
     return out
 
 
@@ -111,6 +131,7 @@ def _append_only_lost(entry: Entry, ctx: CheckContext, file: str) -> list[Findin
                     line=entry.line,
                     key=change.key,
                     concurrencies=sorted({r.concurrency for r in lost}),
+                    gate="pr",
                 )
             )
     return out
@@ -128,7 +149,15 @@ def _patterns(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
         matched = keys_matching(diff, pattern)
         if not matched:
             out.append(
-                finding(CHECK, Severity.BLOCKING, "changelog-unknown-key", file=file, line=line, key=pattern)
+                finding(
+                    CHECK,
+                    Severity.BLOCKING,
+                    "changelog-unknown-key",
+                    file=file,
+                    line=line,
+                    key=pattern,
+                    gate="pr",
+                )
             )
             continue
         unchanged = [key for key in matched if key not in diff.keys or not diff.keys[key].needs_entry]
@@ -176,13 +205,19 @@ def check(ctx: CheckContext) -> list[Finding]:
         return out
     log = diff.changelog
     assert log is not None
-    out += [from_problem(CHECK, Severity.BLOCKING, p) for p in log.problems[:MAX_PROBLEMS_LISTED]]
+    gates = [gate(p, log.drops_lines) for p in log.problems]
+    listed = zip(log.problems[:MAX_PROBLEMS_LISTED], gates, strict=False)
+    out += [_gated(Severity.BLOCKING, p, which) for p, which in listed]
     if len(log.problems) > MAX_PROBLEMS_LISTED:
         more = len(log.problems) - MAX_PROBLEMS_LISTED
-        out.append(finding(CHECK, Severity.BLOCKING, "changelog-more-edits", file=file, count=more))
+        which = "pr" if "pr" in gates[MAX_PROBLEMS_LISTED:] else "merge"
+        out.append(
+            finding(CHECK, Severity.BLOCKING, "changelog-more-edits", file=file, count=more, gate=which)
+        )
     if any(p.message_id != "changelog-base-too-large" for p in log.base_problems):
         out.append(finding(CHECK, Severity.UNVERIFIED, "changelog-base-broken", file=file, path=file))
-    out += [from_problem(CHECK, Severity.UNVERIFIED, p) for p in log.base_problems[:MAX_PROBLEMS_LISTED]]
+    out += [_gated(Severity.UNVERIFIED, p, "") for p in log.base_problems[:MAX_PROBLEMS_LISTED]]
+    out += [from_problem(CHECK, Severity.WARNING, p) for p in log.warnings]
     out += _corrections(ctx, file)
     new_entries = log.appended + log.inserted  # inserted ones are blocking already, but still checked
     for entry in new_entries:

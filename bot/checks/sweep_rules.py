@@ -52,15 +52,25 @@ def mixes_append_only(entries: list[Entry]) -> bool:
 
 
 def gate_fails(diff: ReviewDiff) -> bool:
-    """Whether InferenceX's changelog gate refuses this change (then no sweep starts)."""
+    """Whether InferenceX's PR-time changelog check refuses this change (then no sweep starts):
+    `validate_perf_changelog.py`'s `main`, which runs `process_changelog.py`. What only the merge
+    step refuses (the byte, order and link rules) does not stop the sweep."""
     entries = appended(diff)
     if diff.changelog is None:
         return False
     return (
-        bool(diff.changelog.problems)
+        diff.changelog.pr_gate_fails()
         or mixes_append_only(entries)
         or any(unknown_patterns(diff, entry) for entry in entries)
+        or any(append_only_refused(diff, entry) for entry in entries)
     )
+
+
+def append_only_refused(diff: ReviewDiff, entry: Entry) -> bool:
+    """An append-only entry whose keys lost or changed runs: `process_changelog.py` refuses it."""
+    if not entry.flag("append-only"):
+        return False
+    return any(entry.names(c.key) and (c.removed or c.changed) for c in diff.keys.values())
 
 
 class Start(NamedTuple):

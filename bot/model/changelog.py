@@ -94,8 +94,17 @@ class ChangelogDiff:
     # Rules the PR broke (blocking), and rules the base already broke (unverified).
     problems: list[Problem] = field(default_factory=list)
     base_problems: list[Problem] = field(default_factory=list)
+    # What no gate refuses but a later PR would trip over (trailing whitespace on new lines).
+    warnings: list[Problem] = field(default_factory=list)
+    # Whether the line diff drops a non-blank line of the base: InferenceX's PR-time gate
+    # (`process_changelog.py`, run by `validate_perf_changelog.py`'s `main`) refuses any such diff.
+    drops_lines: bool = False
     # The head file's bytes, for the text of a line a suggestion rewrites.
     head: bytes = field(default=b"", repr=False, compare=False)
+
+    def pr_gate_fails(self) -> bool:
+        """Whether InferenceX's PR-time check refuses the file change (then no sweep starts)."""
+        return self.drops_lines or any(gate(p, self.drops_lines) == "pr" for p in self.problems)
 
     def head_line(self, line: int | None) -> str | None:
         """Line `line` (1-based) of the head file, without its end; None when there is none."""
@@ -103,6 +112,41 @@ class ChangelogDiff:
             return None
         lines = self.head.split(b"\n", line)
         return lines[line - 1].decode("utf-8", "replace") if len(lines) >= line else None
+
+
+# InferenceX has two gates. On the PR, `validate_perf_changelog.py`'s `main` checks the head's
+# final newline and runs `process_changelog.py`, which refuses a diff that deletes a non-blank
+# line and parses the added lines as entries. When merging, `prepare_perf_changelog_merge.py`
+# applies every entry and byte rule. These problems fail the first; the byte rules fail it too
+# when the diff drops a line; every other rule is the merge step's alone.
+PR_GATE = frozenset(
+    {
+        "changelog-deleted",
+        "changelog-not-list",
+        "changelog-edited",
+        "changelog-removed",
+        "changelog-moved",
+        "changelog-reformatted",
+        "changelog-link-edit-mixed",
+        "changelog-no-final-newline",
+        "changelog-field-invalid",
+        "changelog-entry-not-mapping",
+        "changelog-unknown-field",
+        "changelog-append-only-evals",
+    }
+)
+BYTE_RULES = frozenset(
+    {"changelog-history-bytes", "changelog-bytes-changed", "changelog-correction-bytes", "changelog-inserted"}
+)
+
+
+def gate(problem: Problem, drops: bool) -> str:
+    """Which of InferenceX's gates refuses a problem: `pr` (the PR-time check fails, so no sweep
+    starts) or `merge` (only the merge step refuses it). `drops`: the diff deletes a line."""
+    message_id = problem.message_id
+    if message_id in PR_GATE or message_id.startswith("yaml-") or (message_id in BYTE_RULES and drops):
+        return "pr"
+    return "merge"
 
 
 @lru_cache(maxsize=1024)
@@ -265,8 +309,7 @@ def _blank_lines_before(data: bytes, position: int) -> tuple[int, bool]:
 
 def _layout_rules(path: str, head: bytes, offset: int, first_line: int) -> list[Problem]:
     """The part appended at `offset`: one empty line after the last old entry (none more if the
-    base already ends with one), exactly one empty line between new entries, no whitespace at
-    line ends."""
+    base already ends with one), exactly one empty line between new entries."""
     problems: list[Problem] = []
     suffix = head[offset:]
     starts = [offset + m.start() for m in _ENTRY_LINE.finditer(suffix)]
@@ -282,11 +325,31 @@ def _layout_rules(path: str, head: bytes, offset: int, first_line: int) -> list[
             blanks, spaces = _blank_lines_before(head, start)
             params = {"blanks": blanks, "spaces": spaces}
             problems.append(Problem("changelog-spacing", path, _line_at(head, start), params))
-    trailing = [m.start() for m in _TRAILING_SPACE.finditer(suffix)]
-    if trailing:
-        line = _line_at(suffix, trailing[0], first_line)
-        problems.append(Problem("changelog-trailing-space", path, line, {"count": len(trailing)}))
     return problems
+
+
+def _trailing_space(path: str, added: bytes, first_line: int) -> list[Problem]:
+    """New lines that end with spaces or tabs. No gate refuses them any more (InferenceX dropped
+    its `git diff --check` rule in its PR 1853), but a later PR that trims one changes history
+    bytes, which the merge step refuses: a warning."""
+    trailing = [m.start() for m in _TRAILING_SPACE.finditer(added)]
+    if not trailing:
+        return []
+    line = _line_at(added, trailing[0], first_line)
+    return [Problem("changelog-trailing-space", path, line, {"count": len(trailing)})]
+
+
+def _drops_lines(base: bytes, head: bytes) -> bool:
+    """Whether going from `base` to `head` must delete a line that is not blank, which the PR-time
+    gate refuses (it reads `git diff` and allows only blank lines to go). Tested as: the base's
+    non-blank lines, in order, are not a subsequence of the head's lines."""
+    if head.startswith(base) and (not base or base.endswith(b"\n")):
+        return False
+    head_lines = iter(head.split(b"\n"))
+    base_lines = base.split(b"\n")
+    if base_lines[-1].strip() and not base.endswith(b"\n") and head.startswith(base):
+        return True  # the unterminated last line is deleted and added again with its newline
+    return not all(any(line == candidate for candidate in head_lines) for line in base_lines if line.strip())
 
 
 def _base_check(path: str, base: bytes) -> tuple[list[Entry], list[Problem]]:
@@ -325,6 +388,7 @@ def compare(path: str, base: bytes | None, head: bytes | None) -> ChangelogDiff:
     else:
         result = _rewritten(path, base, head)
     result.head = head
+    result.drops_lines = _drops_lines(base, head)
     return result
 
 
@@ -335,6 +399,7 @@ def _appended(path: str, base: bytes, prefix: bytes, head: bytes) -> ChangelogDi
     suffix = head[len(prefix) :]
     first_line = prefix.count(b"\n") + 1
     entries, problems = _read(path, suffix, first_line, count)
+    warnings = _trailing_space(path, suffix, first_line)
     if entries:
         problems += _layout_rules(path, head, len(prefix), first_line)
     elif suffix or prefix == base:  # (only adding the base's missing final newline repairs it)
@@ -342,7 +407,12 @@ def _appended(path: str, base: bytes, prefix: bytes, head: bytes) -> ChangelogDi
     problems += _final_newline(path, head)
     if head.endswith(b"\n\n"):
         problems.append(Problem("changelog-trailing-blank", path, head.rstrip(b"\n").count(b"\n") + 2))
-    return ChangelogDiff(appended=entries, problems=problems, base_problems=base_problems)
+    return ChangelogDiff(
+        appended=entries,
+        problems=problems,
+        base_problems=base_problems,
+        warnings=warnings,
+    )
 
 
 def _rewritten(path: str, base: bytes, head: bytes) -> ChangelogDiff:
@@ -531,7 +601,7 @@ def _byte_rules(path: str, base: bytes, head: bytes, result: ChangelogDiff) -> l
         changed += 1
         link_lines = before.startswith(PR_LINK_LINE) and after.startswith(PR_LINK_LINE)
         whole_lines = before.endswith(b"\n") and after.endswith(b"\n")
-        if not (link_lines and whole_lines) or _TRAILING_SPACE.search(after):
+        if not (link_lines and whole_lines):
             return [
                 Problem("changelog-correction-bytes", path, number, {"line": number, "whitespace": False})
             ]
