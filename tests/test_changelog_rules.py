@@ -213,6 +213,7 @@ OTHER = ("changelog-pr-link-other", Severity.BLOCKING)
 INVALID = ("changelog-pr-link-invalid", Severity.BLOCKING)
 PLACEHOLDER = ("changelog-pr-link-placeholder", Severity.INFO)
 REPO = "https://github.com/acme/inferencex"
+UPSTREAM = "https://github.com/SemiAnalysisAI/InferenceX"  # what the example's base changelog links to
 
 
 def _link(review_example, link: str, **pr: object):
@@ -231,8 +232,12 @@ def _link(review_example, link: str, **pr: object):
         ("https://github.com/acme/inferencex/pull/8", ON_PR, OTHER),
         ("TBD", {}, INVALID),
         ("https://github.com/acme/inferencex/pull/2305/changes", {}, INVALID),
-        ("https://github.com/acme/inferencex/pull/12", {}, None),
-        (f"{REPO}/pull/12", {"pr_number": 7}, ("changelog-pr-url-unknown", Severity.UNVERIFIED)),
+        # Without a PR: any canonical link into the repository the base changelog links to.
+        (f"{UPSTREAM}/pull/12", {}, None),
+        ("https://github.com/acme/inferencex/pull/12", {}, INVALID),
+        # --pr-number alone: the PR's URL is in that repository too.
+        (f"{UPSTREAM}/pull/12", {"pr_number": 7}, OTHER),
+        (f"{UPSTREAM}/pull/7", {"pr_number": 7}, None),
     ],
 )  # fmt: skip
 def test_the_pr_link_of_a_new_entry(review_example, link: str, pr: dict, expected) -> None:

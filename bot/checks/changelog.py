@@ -113,6 +113,20 @@ def _corrections(ctx: CheckContext, file: str) -> list[Finding]:
     return out
 
 
+def _repository_unknown(ctx: CheckContext, file: str, new_entries: list[Entry]) -> list[Finding]:
+    """Links whose repository could not be checked, because which one the PR belongs to is unknown
+    (local mode without `--pr-url`, a base changelog that links nowhere and no GitHub remote)."""
+    if ctx.pr.repository is not None:
+        return []
+    log = ctx.diff.changelog
+    assert log is not None
+    links = [e.pr_link for e in new_entries] + [e.pr_link for e, _ in log.corrections]
+    shown = [link for link in dict.fromkeys(links) if link and link != PLACEHOLDER]
+    if not shown:
+        return []
+    return [finding(CHECK, Severity.UNVERIFIED, "changelog-repository-unknown", file=file, links=shown)]
+
+
 def _append_only_lost(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
     """An append-only entry may only add points: the sweep refuses one whose keys lost or changed any."""
     if not entry.flag("append-only"):
@@ -220,6 +234,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     out += [from_problem(CHECK, Severity.WARNING, p) for p in log.warnings]
     out += _corrections(ctx, file)
     new_entries = log.appended + log.inserted  # inserted ones are blocking already, but still checked
+    out += _repository_unknown(ctx, file, new_entries)
     for entry in new_entries:
         out += _new_link(entry, ctx, file)
         out += _append_only_lost(entry, ctx, file)
