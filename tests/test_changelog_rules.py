@@ -8,6 +8,7 @@ import pytest
 from bot.findings import Severity
 from bot.model.changelog import compare, gate, pattern_matches
 from bot.output.messages import en, zh
+from bot.output.report_json import to_json
 from tests.conftest import CHANGELOG
 
 PATH = "perf-changelog.yaml"
@@ -270,3 +271,13 @@ def test_a_changelog_known_only_by_its_size_is_too_large_not_rewritten() -> None
         assert problem.message_id == "yaml-too-large" and problem.params["size"] == 5_000_000
         shown = from_problem("changelog", Severity.BLOCKING, problem)
         assert "5,000,000 bytes" in en(shown) and "5,000,000 字节" in zh(shown)
+
+
+def test_json_findings_carry_their_stable_message_id(review_example) -> None:
+    """Tools key on `id`, not on the wording (DESIGN.md §3)."""
+    report = review_example({CHANGELOG: lambda text: text.replace(LINK, "  pr-link: TBD\n")})
+    findings = to_json(report)["findings"]
+    [invalid] = [f for f in findings if f["id"] == "changelog-pr-link-invalid"]
+    assert invalid["severity"] == "blocking" and invalid["check"] == "changelog"
+    assert "TBD" in invalid["message_en"] and invalid["line"] is not None
+    assert all(isinstance(f["id"], str) and f["id"] for f in findings)
