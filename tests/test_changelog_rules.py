@@ -158,7 +158,8 @@ def test_entries_removed_edited_inserted_or_moved() -> None:
     # A reorder of the whole file is one finding, however many entries moved (#1161: 202).
     many = [entry(f"key-{i}", 200 + i) for i in range(30)]
     moved = compare(PATH, "\n".join(many).encode(), "\n".join(reversed(many)).encode())
-    assert ids(moved) == ["changelog-moved"] and moved.problems[0].params["count"] == 30
+    # 29: the fewest entries that must move back to restore the order (one may stay put).
+    assert ids(moved) == ["changelog-moved"] and moved.problems[0].params["count"] == 29
 
 
 def test_entries_with_keys_of_mixed_types_are_compared_not_crashed_on() -> None:

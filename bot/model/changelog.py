@@ -15,7 +15,8 @@ removed, moved or inserted.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from bisect import bisect_left
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -507,79 +508,126 @@ def _entry_changes(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDi
     in_place = len(new) >= len(old) and all(
         _without_link(before.raw) == _without_link(after.raw) for before, after in zip(old, new, strict=False)
     )
-    if in_place:
-        result = ChangelogDiff(appended=new[len(old) :])
-        for before, after in zip(old, new, strict=False):
-            if before.raw == after.raw:
-                continue
-            old_link, new_link = str(before.get("pr-link") or ""), str(after.get("pr-link") or "")
-            if old_link == new_link:
-                params = {"index": after.index + 1}
-                result.problems.append(Problem("changelog-reformatted", path, after.line, params))
-            else:
-                result.corrections.append((after, old_link))
-        if result.corrections and result.appended:
-            result.problems += [
-                Problem("changelog-link-edit-mixed", path, entry.line, {"index": entry.index + 1})
-                for entry, _ in result.corrections
-            ]
-        return result
-    extra = _extra(old, new)
-    if len(new) - len(extra) == len(old):  # every old entry is still there, however reordered
-        leftover = set(extra)
-        kept = [entry for entry in new if entry not in leftover]
-        if any(before.raw != after.raw for before, after in zip(old, kept, strict=True)):
-            # One finding for a reorder, however many entries it moved (#1161 moved 202).
-            moved = [after for before, after in zip(old, kept, strict=True) if before.raw != after.raw]
-            params = {"count": len(moved), "index": moved[0].index + 1}
-            problem = Problem("changelog-moved", path, moved[0].line, params)
-            return ChangelogDiff(inserted=extra, problems=[problem])
-    return _aligned(path, old, new)
-
-
-def _extra(old: list[Entry], new: list[Entry]) -> list[Entry]:
-    """The head entries left over once each old entry is matched with an equal one."""
-    unmatched = Counter(_frozen(e.raw) for e in old)
-    extra = []
-    for entry in new:
-        key = _frozen(entry.raw)
-        if unmatched[key] > 0:
-            unmatched[key] -= 1
-        else:
-            extra.append(entry)
-    return extra
-
-
-def _aligned(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDiff:
-    """Match the old entries, in order, against the head's: each one missing is edited (same
-    keys at that place) or removed; head entries skipped over were inserted."""
-    result = ChangelogDiff()
-    common = 0
-    while common < min(len(old), len(new)) and old[common].raw == new[common].raw:
-        common += 1
-    old_rest, new_rest = old[common:], new[common:]
-    position = 0
-    for entry in old_rest:
-        match = next((i for i in range(position, len(new_rest)) if new_rest[i].raw == entry.raw), None)
-        if match is None:
-            target = new_rest[position] if position < len(new_rest) else None
-            if target is not None and set(target.config_keys) & set(entry.config_keys):
-                result.problems.append(
-                    Problem("changelog-edited", path, target.line, {"index": entry.index + 1})
-                )
-                position += 1
-            else:
-                params = {"index": entry.index + 1, "keys": entry.config_keys}
-                result.problems.append(
-                    Problem("changelog-removed", path, target.line if target else None, params)
-                )
+    if not in_place:
+        return _matched(path, old, new)
+    result = ChangelogDiff(appended=new[len(old) :])
+    for before, after in zip(old, new, strict=False):
+        if before.raw == after.raw:
             continue
-        for inserted in new_rest[position:match]:
-            params = {"index": inserted.index + 1}
-            result.problems.append(Problem("changelog-inserted", path, inserted.line, params))
-            result.inserted.append(inserted)
-        position = match + 1
-    result.appended = new_rest[position:]
+        old_link, new_link = str(before.get("pr-link") or ""), str(after.get("pr-link") or "")
+        if old_link == new_link:
+            params = {"index": after.index + 1}
+            result.problems.append(Problem("changelog-reformatted", path, after.line, params))
+        else:
+            result.corrections.append((after, old_link))
+    if result.corrections and result.appended:
+        result.problems += _mixed(path, result.corrections)
+    return result
+
+
+def _mixed(path: str, corrections: list[tuple[Entry, str]]) -> list[Problem]:
+    return [
+        Problem("changelog-link-edit-mixed", path, entry.field_line("pr-link"), {"index": entry.index + 1})
+        for entry, _ in corrections
+    ]
+
+
+def _content(entry: Entry) -> Any:
+    """An entry as the gate compares old ones: everything but its `pr-link`, hashable."""
+    return _frozen(_without_link(entry.raw))
+
+
+def _match(old: list[Entry], new: list[Entry]) -> dict[int, int]:
+    """Each old entry's position at the head: the first unused head entry with the same content
+    (pr-link aside). Old entries without one are missing (edited or removed)."""
+    free: dict[Any, deque[int]] = defaultdict(deque)
+    for position, entry in enumerate(new):
+        free[_content(entry)].append(position)
+    matched = {}
+    for number, entry in enumerate(old):
+        positions = free.get(_content(entry))
+        if positions:
+            matched[number] = positions.popleft()
+    return matched
+
+
+def _in_order(positions: list[int]) -> set[int]:
+    """The longest increasing run of `positions` (not necessarily adjacent): the entries that kept
+    their order; the rest were moved. Patience sorting, O(n log n)."""
+    tails: list[int] = []  # for each run length, the index of the smallest value ending one
+    values: list[int] = []  # those values, increasing
+    previous: list[int | None] = [None] * len(positions)
+    for i, value in enumerate(positions):
+        length = bisect_left(values, value)
+        previous[i] = tails[length - 1] if length else None
+        if length == len(tails):
+            tails.append(i)
+            values.append(value)
+        else:
+            tails[length], values[length] = i, value
+    kept, cursor = set(), tails[-1] if tails else None
+    while cursor is not None:
+        kept.add(cursor)
+        cursor = previous[cursor]
+    return kept
+
+
+def _matched(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDiff:
+    """Old entries matched with the head's by content (pr-link aside, as the gate compares them),
+    then named as upstream would classify each change: a kept entry whose link changed is a
+    correction, never an edit; a reorder is one finding however many entries it moved; a missing
+    old entry is edited when a new entry with its keys stands where it was, else removed (each
+    one named); head entries left over were inserted above the end, or appended."""
+    result = ChangelogDiff()
+    matched = _match(old, new)
+    order = sorted(matched)
+    kept = _in_order([matched[number] for number in order])
+    moved = [new[matched[number]] for i, number in enumerate(order) if i not in kept]
+    used = set(matched.values())
+    problems: list[Problem] = []
+    gaps: dict[tuple[int, int], list[int]] = defaultdict(list)  # missing old entries by place
+    for number, entry in enumerate(old):
+        if number in matched:
+            after = new[matched[number]]
+            old_link, new_link = str(entry.get("pr-link") or ""), str(after.get("pr-link") or "")
+            if old_link != new_link:
+                result.corrections.append((after, old_link))
+            continue
+        low = max((matched[n] for n in order if n < number), default=-1)
+        high = min((matched[n] for n in order if n > number), default=len(new))
+        gaps[(low, high)].append(number)
+    for (low, high), missing in gaps.items():
+        free = [p for p in range(low + 1, high) if p not in used]
+        one_for_one = len(free) == len(missing)  # each replaced where it stood: edited
+        for slot, number in enumerate(missing):
+            keys = set(old[number].config_keys)
+            edited = next((p for p in free if p not in used and keys & set(new[p].config_keys)), None)
+            if edited is None and one_for_one:
+                edited = free[slot]
+            if edited is not None:
+                used.add(edited)
+                problems.append(Problem("changelog-edited", path, new[edited].line, {"index": number + 1}))
+            else:
+                where = new[high].line if high < len(new) else None
+                params = {"index": number + 1, "keys": old[number].config_keys}
+                problems.append(Problem("changelog-removed", path, where, params))
+    if moved:
+        first = min(moved, key=lambda e: e.index)
+        problems.append(
+            Problem("changelog-moved", path, first.line, {"count": len(moved), "index": first.index + 1})
+        )
+    last = max(used, default=-1)
+    for position, entry in enumerate(new):
+        if position in used:
+            continue
+        if position > last:
+            result.appended.append(entry)
+        else:
+            result.inserted.append(entry)
+    problems += [Problem("changelog-inserted", path, e.line, {"index": e.index + 1}) for e in result.inserted]
+    if result.corrections and (result.appended or result.inserted):
+        problems += _mixed(path, result.corrections)
+    result.problems = problems
     return result
 
 
@@ -594,17 +642,15 @@ def _byte_rules(path: str, base: bytes, head: bytes, result: ChangelogDiff) -> l
     old_lines, new_lines = base.splitlines(keepends=True), head.splitlines(keepends=True)
     if len(old_lines) != len(new_lines):
         return [_bytes_changed(path, "changelog-correction-bytes", base, head)]
-    changed = 0
+    corrected = {entry.field_line("pr-link") for entry, _ in result.corrections}
     for number, (before, after) in enumerate(zip(old_lines, new_lines, strict=True), start=1):
         if before == after:
             continue
-        changed += 1
         link_lines = before.startswith(PR_LINK_LINE) and after.startswith(PR_LINK_LINE)
         whole_lines = before.endswith(b"\n") and after.endswith(b"\n")
-        if not (link_lines and whole_lines):
-            return [
-                Problem("changelog-correction-bytes", path, number, {"line": number, "whitespace": False})
-            ]
-    if changed != len(result.corrections):
-        return [_bytes_changed(path, "changelog-correction-bytes", base, head)]
+        # Only the pr-link line of a corrected entry may change: another one re-spaced (same link)
+        # is named on its own line, not on the first correction's.
+        if not (link_lines and whole_lines) or number not in corrected:
+            params = {"line": number, "whitespace": before.split() == after.split()}
+            return [Problem("changelog-correction-bytes", path, number, params)]
     return []
