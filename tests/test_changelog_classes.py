@@ -18,7 +18,8 @@ UPSTREAM = "https://github.com/SemiAnalysisAI/InferenceX"
 
 
 def entry(key: str, pr: int, text: str = "Retune") -> str:
-    return f'- config-keys:\n    - {key}\n  description:\n    - "{text} {key}"\n  pr-link: {UPSTREAM}/pull/{pr}\n'
+    link = f"{UPSTREAM}/pull/{pr}"
+    return f'- config-keys:\n    - {key}\n  description:\n    - "{text} {key}"\n  pr-link: {link}\n'
 
 
 def changelog(*entries: str) -> bytes:
