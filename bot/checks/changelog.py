@@ -7,7 +7,7 @@ import dataclasses
 import re
 
 from bot.checks.context import CheckContext
-from bot.checks.sweep_rules import keys_known, keys_matching
+from bot.checks.sweep_rules import append_only_refusals, keys_known, keys_matching
 from bot.diff import KeyChange
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.changelog import Entry, gate
@@ -127,27 +127,40 @@ def _repository_unknown(ctx: CheckContext, file: str, new_entries: list[Entry]) 
     return [finding(CHECK, Severity.UNVERIFIED, "changelog-repository-unknown", file=file, links=shown)]
 
 
-def _append_only_lost(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
-    """An append-only entry may only add points: the sweep refuses one whose keys lost or changed any."""
-    if not entry.flag("append-only"):
-        return []
+def _append_only(ctx: CheckContext, file: str, entries: list[Entry]) -> list[Finding]:
+    """What the sweep refuses in an append-only change (`process_changelog.py`), on the line of the
+    append-only entry naming the key (or the first one)."""
+    marked = [entry for entry in entries if entry.flag("append-only")]
     out = []
-    for change in ctx.diff.keys.values():
-        lost = change.removed + change.changed
-        if entry.names(change.key) and lost:
+    for refusal in append_only_refusals(ctx.diff):
+        entry = next((e for e in marked if e.names(refusal.key)), marked[0] if marked else None)
+        where = {"config_key": refusal.key, "file": file, "line": entry.line if entry else None}
+        if refusal.reason == "lost":
+            concurrencies = list(refusal.concurrencies)
             out.append(
                 finding(
                     CHECK,
                     Severity.BLOCKING,
                     "changelog-append-only-lost",
-                    config_key=change.key,
-                    file=file,
-                    line=entry.line,
-                    key=change.key,
-                    concurrencies=sorted({r.concurrency for r in lost}),
+                    **where,
+                    key=refusal.key,
+                    concurrencies=concurrencies,
                     gate="pr",
                 )
             )
+            continue
+        out.append(
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "changelog-append-only-refused",
+                **where,
+                key=refusal.key,
+                reason=refusal.reason,
+                concurrencies=list(refusal.concurrencies),
+                gate="pr",
+            )
+        )
     return out
 
 
@@ -235,9 +248,9 @@ def check(ctx: CheckContext) -> list[Finding]:
     out += _corrections(ctx, file)
     new_entries = log.appended + log.inserted  # inserted ones are blocking already, but still checked
     out += _repository_unknown(ctx, file, new_entries)
+    out += _append_only(ctx, file, new_entries)
     for entry in new_entries:
         out += _new_link(entry, ctx, file)
-        out += _append_only_lost(entry, ctx, file)
         out += _patterns(entry, ctx, file)
     if log.appended and not diff.head_keys and not diff.unreadable_masters:
         out.append(
