@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bot.checks.sweep_matrix import Row, trim
 from bot.findings import Severity
+from bot.local import run_local
 from bot.model.master import Point
 from tests.conftest import CHANGELOG, MASTER, commit, replace
 
@@ -20,7 +21,8 @@ LAST_BLOCK = "conc-list: [48, 56, 72]"
 
 def append_only(key: str = KIMI, scenario: str | None = None) -> dict:
     scope = f"  scenario-type:\n    - {scenario}\n" if scenario else ""
-    text = f'\n- config-keys:\n    - {key}\n{scope}  description:\n    - "Add C96"\n  pr-link: XXX\n  append-only: true\n'
+    why = '  description:\n    - "Add C96"\n  pr-link: XXX\n  append-only: true\n'
+    text = f"\n- config-keys:\n    - {key}\n{scope}{why}"
     return {CHANGELOG: lambda old: old + text}
 
 
@@ -28,8 +30,6 @@ def review(example, edits: dict, base: str | None = None):
     """Review `edits` committed on top of the example's head (which is then the base)."""
     base = base or example.head
     head = commit(example.path, edits, "append-only change")
-    from bot.local import run_local
-
     report, _, _ = run_local(example.request(base=base, head=head, labels=FAIL_FAST))
     return report
 
