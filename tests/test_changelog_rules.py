@@ -282,3 +282,17 @@ def test_json_findings_carry_their_stable_message_id(review_example) -> None:
     assert invalid["severity"] == "blocking" and invalid["check"] == "changelog"
     assert "TBD" in invalid["message_en"] and invalid["line"] is not None
     assert all(isinstance(f["id"], str) and f["id"] for f in findings)
+
+
+def test_a_correction_alone_warns_that_the_pr_time_check_fails(review_example, example) -> None:
+    """The merge step accepts a pr-link-only correction; `process_changelog.py` refuses any deleted
+    line, so InferenceX's PR-time check is red (#1158, #1365, #1821): a warning, not a block."""
+    base_text = (example.path / CHANGELOG).read_text()
+    without_entry = base_text.rstrip("\n").rsplit("\n\n", 1)[0] + "\n"
+    corrected = without_entry.replace("/pull/1840\n", "/pull/1841\n")
+    report = review_example({CHANGELOG: corrected})
+    found = {f.message_id: f.severity for f in report.findings if f.check == "changelog"}
+    assert found["changelog-link-edit"] is Severity.INFO
+    assert found["changelog-correction-pr-gate"] is Severity.WARNING
+    # Only prbot's own coverage rule blocks (the example PR's runs changed and lost their entry).
+    assert [m for m, s in found.items() if s is Severity.BLOCKING] == ["changelog-missing"]

@@ -110,6 +110,9 @@ def _corrections(ctx: CheckContext, file: str) -> list[Finding]:
                     CHECK, Severity.BLOCKING, "changelog-correction-invalid", **where, link=link, gate="pr"
                 )
             )
+    if log.corrections and not (log.appended or log.inserted or log.problems):
+        first = log.corrections[0][0].field_line("pr-link")
+        out.append(finding(CHECK, Severity.WARNING, "changelog-correction-pr-gate", file=file, line=first))
     return out
 
 
