@@ -295,4 +295,4 @@ def test_a_correction_alone_warns_that_the_pr_time_check_fails(review_example, e
     assert found["changelog-link-edit"] is Severity.INFO
     assert found["changelog-correction-pr-gate"] is Severity.WARNING
     # Only prbot's own coverage rule blocks (the example PR's runs changed and lost their entry).
-    assert [m for m, s in found.items() if s is Severity.BLOCKING] == ["changelog-missing"]
+    assert [m for m, s in found.items() if s is Severity.BLOCKING] == ["changelog-key-not-covered"]
