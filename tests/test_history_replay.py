@@ -98,7 +98,7 @@ EXPECTED_PRS = {
     ("dram", "dram-unknown-runner"): 1,
     ("recipe-selection", "recipe-duplicate-key"): 1,
 }
-EXPECTED_BLOCKED = 371
+EXPECTED_BLOCKED = 372
 SUMMARY = Path(tempfile.gettempdir()) / "prbot-history-replay.txt"
 
 
