@@ -435,6 +435,16 @@ def _rewritten(path: str, base: bytes, head: bytes) -> ChangelogDiff:
     result.base_problems = base_problems
     if not result.problems:
         result.problems += _byte_rules(path, base, head, result)
+    lines = head.split(b"\n")
+    spaced = [
+        number
+        for entry, _ in result.corrections
+        if (number := entry.field_line("pr-link"))
+        and 0 < number <= len(lines)
+        and lines[number - 1].endswith((b" ", b"\t"))
+    ]
+    if spaced:  # a corrected pr-link line that ends with whitespace: the same warning as a new line
+        result.warnings.append(Problem("changelog-trailing-space", path, min(spaced), {"count": len(spaced)}))
     return result
 
 
