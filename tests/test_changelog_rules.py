@@ -143,7 +143,8 @@ def test_a_correction_mixed_with_other_bytes_or_with_new_entries_is_refused() ->
     # The merge step allows any bytes on a corrected `  pr-link:` line, trailing spaces included
     # (a warning, as on a new line).
     spaced = compare(PATH, BASE, BASE.replace(b"/pull/101\n", b"/pull/111 \n"))
-    assert ids(spaced) == [] and warned(spaced) == ["changelog-trailing-space"] and spaced.warnings[0].line == 5
+    assert ids(spaced) == [] and warned(spaced) == ["changelog-trailing-space"]
+    assert spaced.warnings[0].line == 5
     assert ids(compare(PATH, BASE, corrected + b"\n" + NEW)) == ["changelog-link-edit-mixed"]
     # Quoting a link changes bytes, not the entry: neither a correction nor allowed.
     quoted = BASE.replace(b"pull/101\n", b'pull/101"\n').replace(b"pr-link: https", b'pr-link: "https', 1)
