@@ -5,19 +5,24 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot import pipeline
 from bot.catalog import Msg, msg
+from bot.model.layout import detect
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings, SettingsError
 from bot.sources.git import GitRepo
-from bot.sources.snapshot import Snapshot
+from bot.sources.snapshot import Oversized, Snapshot
 
 _REMOTE = re.compile(r"github\.com[:/](?P<slug>[\w.-]+/[\w.-]+?)(?:\.git)?/?$")
+# A canonical `pr-link` line of a changelog entry; the repository it names.
+_LINK_LINE = re.compile(rb"^  pr-link: *https://github\.com/([\w.-]+/[\w.-]+)/pull/\d+ *$", re.MULTILINE)
+GITHUB = "https://github.com/"
 
 
 @dataclass(frozen=True)
@@ -35,11 +40,11 @@ class LocalRequest:
     config: str | None = None
 
 
-def _repository(repo: GitRepo) -> str | None:
-    """The GitHub address of the `origin` remote (`https://github.com/owner/repo`), if it is one."""
+def _remote(repo: GitRepo, name: str) -> str | None:
+    """The GitHub address of a remote (`https://github.com/owner/repo`), if it is one."""
     try:
         remote = subprocess.run(
-            ["git", "-C", str(repo.path), "remote", "get-url", "origin"],
+            ["git", "-C", str(repo.path), "remote", "get-url", name],
             capture_output=True,
             text=True,
             check=False,
@@ -48,7 +53,30 @@ def _repository(repo: GitRepo) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     match = _REMOTE.search(remote)
-    return f"https://github.com/{match['slug']}" if match else None
+    return f"{GITHUB}{match['slug']}" if match else None
+
+
+def linked_repository(changelog: bytes | None) -> str | None:
+    """The repository a changelog's own entries link to: the most common `owner/repo` of its
+    canonical `pr-link` lines (the first one seen on a tie), or None when it has none."""
+    if not changelog:
+        return None
+    counts = Counter(match.group(1) for match in _LINK_LINE.finditer(changelog))
+    if not counts:
+        return None
+    slug = counts.most_common(1)[0][0].decode("ascii")
+    return f"{GITHUB}{slug}"
+
+
+def repository_for(repo: GitRepo, base: Snapshot, explicit_url: str | None) -> str | None:
+    """The repository a `pr-link` must name: `--pr-url`'s; else the one the base changelog's
+    entries link to; else the `upstream`, then the `origin` remote, when on GitHub. A contributor's
+    fork as `origin` thus never overrides what the changelog itself says."""
+    if explicit_url and "/pull/" in explicit_url:
+        return explicit_url.rsplit("/pull/", 1)[0]
+    changelog = base.read(detect(base).changelog)
+    linked = linked_repository(changelog if not isinstance(changelog, Oversized) else None)
+    return linked or _remote(repo, "upstream") or _remote(repo, "origin")
 
 
 def _pr_url(repository: str | None, number: int | None, explicit: str | None) -> str | None:
@@ -57,10 +85,15 @@ def _pr_url(repository: str | None, number: int | None, explicit: str | None) ->
     return f"{repository}/pull/{number}" if repository else None
 
 
-def pr_url_for(repo: GitRepo, number: int | None, explicit: str | None) -> str | None:
-    """The PR's URL as a local review derives it: `--pr-url`, else the GitHub `origin` remote and
-    `--pr-number`; None when neither gives one."""
-    return _pr_url(_repository(repo), number, explicit)
+def pr_url_for(
+    repo: GitRepo, base_ref: str, head_ref: str, number: int | None, explicit: str | None
+) -> str | None:
+    """The PR's URL as a local review derives it: `--pr-url`, else `--pr-number` in the reviewed
+    repository (`repository_for`, read at the merge base of the two refs); None when unknown."""
+    if explicit or number is None:
+        return explicit
+    base_sha = repo.merge_base(repo.resolve(base_ref), repo.resolve(head_ref))
+    return _pr_url(repository_for(repo, repo.snapshot(base_sha), None), number, None)
 
 
 def _file_settings(path: str) -> Settings:
@@ -89,10 +122,9 @@ def run_local(
         base_sha = repo.merge_base(named_base, head_sha)
         if base_sha == head_sha != named_base and log is not None:
             log(msg("cli-refs-swapped", base=request.base, head=request.head))
-        repository = _repository(repo)
+        base = repo.snapshot(base_sha)
+        repository = repository_for(repo, base, request.pr_url)
         url = _pr_url(repository, request.pr_number, request.pr_url)
-        if url and repository is None:
-            repository = url.rsplit("/pull/", 1)[0] if "/pull/" in url else None
         pr = PullRequest(
             title=request.title,
             body=request.body,
@@ -102,7 +134,6 @@ def run_local(
             repository=repository,
             head_message=repo.commit_message(head_sha),
         )
-        base = repo.snapshot(base_sha)
         review = pipeline.ReviewInput(
             base,
             repo.snapshot(head_sha),

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+from bot.catalog import catalog
 from bot.cli import main
 from bot.findings import CHECK_IDS
 
@@ -42,9 +43,10 @@ def test_demo_json_report_has_the_design_shape() -> None:
     report = json.loads(done.stdout)
     assert set(report) == {"verdict", "findings", "published_sets", "changes", "sweep_plan"}
     assert report["verdict"] == "clean"
-    keys = {"check", "severity", "config_key", "file", "line", "message_en", "message_zh", "suggestion"}
+    keys = {"check", "severity", "config_key", "file", "line", "message_en", "message_zh", "suggestion", "id"}
     for item in report["findings"]:
         assert set(item) == keys
+        assert item["id"] in catalog()  # the stable message id tools key on
         assert item["check"] in CHECK_IDS
         assert item["severity"] in {"blocking", "warning", "info", "verified", "unverified"}
         assert isinstance(item["message_en"], str) and item["message_en"]

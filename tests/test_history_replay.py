@@ -2,27 +2,30 @@
 
 The history bundle in `../shared/real-world/` holds 873 squash-merged PRs; the 846 that touch
 `configs/*master.yaml` or `perf-changelog.yaml` are reviewed here, `COMMIT^` → `COMMIT`, in local
-mode and offline, in-process. No review may raise or report `check-crashed`. The blocking findings
+mode and offline, in-process, each with its own PR number and URL (as on GitHub). No review may
+raise or report `check-crashed`. The blocking findings
 are counted per check and message id (PRs, findings), printed and written to
 `$TMPDIR/prbot-history-replay.txt`, and compared with the counts below, each of which was traced
 to real defects in the merged PRs. The changelog rules are InferenceX's own gate (DESIGN.md §2);
-measured against it on the same history, prbot agrees on 825 of 831 changelog changes, the six
-others being a base the gate already refused and prbot's own coverage rule (docs/gates.md).
+measured against today's upstream (843c6254f) on the same history, prbot agrees on 823 of 831
+changelog changes; the eight others are a base upstream already refuses and pr-link corrections
+alone (a warning: the merge step accepts them, the PR-time check does not), see docs/gates.md.
 
-- changelog-inserted (145): the PR's entry sits above entries merged before it (the branch was
+- changelog-inserted (142): the PR's entry sits above entries merged before it (the branch was
   cut earlier and squash-merged later); 142 of them are pure insertions (the base list is a
   subsequence of the head list). The other three: #963 spliced its entry into the middle of
   #962's (so #962's entry also reads as removed, and `description`/`pr-link` are doubled), #988
   reverted that splice, and #1161 rewrote the whole file ("cleanup perf-changelog").
-- changelog-trailing-space (71): new lines that end with spaces; the gate runs `git diff --check`.
+- (trailing whitespace on new lines, 72 PRs, is a warning: upstream dropped `git diff --check`.)
 - changelog-separator (61): the new entry follows a line of spaces (most of them), no empty line,
   or two empty lines.
 - changelog-history-bytes (35): entries appended while bytes above them changed, mostly
   whitespace (a `"  "` line removed, trailing spaces trimmed by an editor).
-- changelog-removed (33): reverts that took their changelog entry out again (`Revert "…"`), the
+- changelog-removed (32): reverts that took their changelog entry out again (`Revert "…"`), the
   removal of a duplicated entry (#1296), #1184 returning to an older baseline, and #963 above.
-- changelog-pr-link-invalid (16): `…/pull/XXXX` (13 PRs of #1072–#1088 and #880), `…/pull/TBD`
-  (#1119), `test` and `…/pull/2305/changes`; a placeholder is exactly `XXX` or `…/pull/XXX`.
+- changelog-pr-link-other (108): a new entry's pr-link is neither this PR's URL nor a placeholder:
+  `…/pull/XXXX` (#1072–#1088, #880), `…/pull/TBD` (#1119), `test`, `…/pull/2305/changes`, and
+  entries that link the PR they were copied from; the merge step refuses them all.
 - changelog-trailing-blank (15) and changelog-no-final-newline (4): the file ends with an empty
   line, or without a newline.
 - changelog-missing (7): runs added or changed with no changelog entry: #1992 (the move of the
@@ -32,10 +35,10 @@ others being a base the gate already refused and prbot's own coverage rule (docs
   deprecation (#2263) and the dropped hung Qwen3.5 points (#2661) no longer count.
 - changelog-field-invalid (5): the first changelog format (#267: `description: |` blocks and no
   `pr-link`; #256 and #330 in the same format) and entries without `pr-link` (#1147, #1159).
-- changelog-edited (5) and changelog-more-edits (4): #343 rewrote the format of every entry, #586
+- changelog-edited (4) and changelog-more-edits (2): #343 rewrote the format of every entry, #586
   and two other reverts edited older entries, #759's rebranding also rewrote a URL inside #57's
-  description (pr-link-only corrections are allowed), and the whole-file rewrites (#267, #343,
-  #759, #1161).
+  description (its other entries only had their pr-link corrected: info), and #343's whole-file
+  rewrite. changelog-moved (1): #1161 reordered the file (one finding) and removed 3 duplicates.
 - recipe-duplicate-key-files (4) and recipe-duplicate-key (1): recipes that really write a key
   twice (`moe-a2a-backend` and `deepep-config` in the DSV4 GB200 SGLang recipes,
   `moe-runner-backend` in the GLM-5 GB300 low-latency recipes, `VLLM_MINIMAX_M3_MSA_DECODE_BACKEND`,
@@ -47,8 +50,9 @@ others being a base the gate already refused and prbot's own coverage rule (docs
 - selection-none (2): #2708 and #2709 mark GLM-5.2 TRT AgentX points `kv-offloading: dram` while
   their recipes (`CONFIG_FILE=benchmarks/…`, now found where they are) still say
   `KV_OFFLOADING: none`.
-- changelog-duplicate-key (1), changelog-link-edit-mixed (1): #963's splice; #1073 fixed an older
-  pr-link in the same PR that appended its own entry.
+- changelog-duplicate-key (1), changelog-link-edit-mixed (1), changelog-correction-invalid (1):
+  #963's splice; #1073 fixed an older pr-link in the same PR that appended its own entry, and its
+  revert took that entry out while leaving a non-canonical correction.
 - yaml-syntax (1): #1767 indented its new entry by two spaces, so the file did not parse (#1798,
   which repaired it, is reviewed as a repair: the base's error is `unverified`, not blocking).
 - dram-unknown-runner (1): DSV4 GB300 agentic points offload KV to DRAM on `cluster:gb300-nv`,
@@ -64,6 +68,7 @@ others being a base the gate already refused and prbot's own coverage rule (docs
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -77,30 +82,31 @@ from bot.local import LocalRequest, run_local
 from tests.conftest import SHARED, shared_or_skip
 
 EXPECTED_PRS = {
-    ("changelog", "changelog-inserted"): 145,
-    ("changelog", "changelog-trailing-space"): 71,
+    ("changelog", "changelog-inserted"): 142,
+    ("changelog", "changelog-pr-link-other"): 108,
     ("changelog", "changelog-separator"): 61,
     ("changelog", "changelog-history-bytes"): 35,
-    ("changelog", "changelog-removed"): 33,
-    ("changelog", "changelog-pr-link-invalid"): 16,
+    ("changelog", "changelog-removed"): 32,
     ("changelog", "changelog-trailing-blank"): 15,
     ("changelog", "changelog-missing"): 7,
     ("changelog", "changelog-field-invalid"): 5,
-    ("changelog", "changelog-edited"): 5,
-    ("recipe-selection", "recipe-duplicate-key-files"): 4,
-    ("recipe-selection", "recipe-duplicate-key"): 1,
-    ("changelog", "changelog-more-edits"): 4,
+    ("changelog", "changelog-edited"): 4,
     ("changelog", "changelog-no-final-newline"): 4,
+    ("recipe-selection", "recipe-duplicate-key-files"): 4,
     ("changelog", "changelog-key-not-covered"): 3,
+    ("changelog", "changelog-more-edits"): 2,
     ("recipe-selection", "selection-none"): 2,
     ("changelog", "changelog-duplicate-key"): 1,
     ("changelog", "changelog-link-edit-mixed"): 1,
+    ("changelog", "changelog-correction-invalid"): 1,
+    ("changelog", "changelog-moved"): 1,
     ("changelog", "yaml-syntax"): 1,
     ("dram", "dram-unknown-runner"): 1,
+    ("recipe-selection", "recipe-duplicate-key"): 1,
     ("consistency", "runs-duplicate"): 1,
     ("changelog", "changelog-hardware-key-not-covered"): 1,
 }
-EXPECTED_BLOCKED = 342  # 341 before issue #22: #2121 (changelog-hardware-key-not-covered) joins them
+EXPECTED_BLOCKED = 373  # issue #22 adds #2121 (changelog-hardware-key-not-covered)
 SUMMARY = Path(tempfile.gettempdir()) / "prbot-history-replay.txt"
 
 
@@ -117,17 +123,29 @@ def _git(repo: Path, *args: str) -> str:
 def test_every_real_pr_reviews_without_error(tmp_path: Path) -> None:
     repo = tmp_path / "history"
     subprocess.run(["git", "clone", "-q", str(_bundle()), str(repo)], check=True)
-    shas = _git(
-        repo, "log", "--reverse", "--format=%H", "--", "configs/*master.yaml", "perf-changelog.yaml"
-    ).split()
+    log = _git(
+        repo, "log", "--reverse", "--format=%H%x09%s", "--", "configs/*master.yaml", "perf-changelog.yaml"
+    )
+    subjects = dict(line.split("\t", 1) for line in log.splitlines())
+    shas = list(subjects)
     assert len(shas) >= 840
     by_message: Counter[tuple[str, str]] = Counter()
     prs_by_message: Counter[tuple[str, str]] = Counter()
     blocked, crashed, failed = 0, [], []
     started = time.perf_counter()
     for sha in shas:
+        numbers = re.findall(r"\(#(\d+)\)", subjects[sha])  # a squash merge appends its own last
+        url = f"https://github.com/SemiAnalysisAI/InferenceX/pull/{numbers[-1]}" if numbers else None
+        request = LocalRequest(
+            repo=str(repo),
+            base=f"{sha}^",
+            head=sha,
+            offline=True,
+            pr_number=int(numbers[-1]) if numbers else None,
+            pr_url=url,
+        )
         try:
-            report, _, _ = run_local(LocalRequest(repo=str(repo), base=f"{sha}^", head=sha, offline=True))
+            report, _, _ = run_local(request)
         except Exception as exc:  # reported below, all at once
             failed.append(f"{sha[:10]}: {type(exc).__name__}: {exc}")
             continue

@@ -40,8 +40,10 @@ def test_missing_params_fail_where_the_finding_is_made() -> None:
 
 def test_constant_code_spans_survive_rendering_plain_text_first() -> None:
     """The JSON (plain) rendering of a message must not change how the comment renders it later."""
-    plain = messages.render("changelog-pr-link-other", "en", {"link": "a", "expected": "b"})
-    markdown = messages.render("changelog-pr-link-other", "en", {"link": "a", "expected": "b"}, markdown=True)
+    plain = messages.render("changelog-pr-link-other", "en", {"link": "a", "expected": "b", "gate": "merge"})
+    markdown = messages.render(
+        "changelog-pr-link-other", "en", {"link": "a", "expected": "b", "gate": "merge"}, markdown=True
+    )
     assert plain.startswith("pr-link is a, but this PR is b (or write the placeholder XXX)")
     assert markdown.startswith("`pr-link` is `a`, but this PR is `b` (or write the placeholder `XXX`)")
 

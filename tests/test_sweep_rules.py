@@ -128,3 +128,49 @@ def test_a_label_that_looks_like_a_sweep_label_warns(review_example) -> None:
     assert typo.severity is Severity.WARNING and typo.params["nearest"].startswith("full-sweep-")
     assert review_example(labels=("sweep-enable",)).verdict == "warnings"
     assert review_example(labels=("documentation",)).verdict == "clean"
+
+
+# --- two gates: the sweep starts unless InferenceX's PR-time check fails ------------------------
+
+
+def test_a_rule_only_the_merge_step_enforces_does_not_stop_the_sweep(example) -> None:
+    """Two empty lines before the new entry: `prepare_perf_changelog_merge.py` refuses it when
+    merging, but the PR-time check (final newline, `process_changelog.py`) passes and the sweep
+    runs (f984e74611 and six other real PRs, where upstream ran 1–36 jobs per key)."""
+    two_blank_lines = "\n\n- config-keys:".join
+    head = commit(example.path, {CHANGELOG: lambda text: two_blank_lines(text.rsplit("\n- config-keys:", 1))})
+    report, _, _ = run_local(example.request(head=head, labels=FAIL_FAST))
+    [separator] = [f for f in report.findings if f.message_id == "changelog-separator"]
+    assert separator.severity is Severity.BLOCKING and separator.params["gate"] == "merge"
+    assert "prepare_perf_changelog_merge.py" in en(separator) and "合并时" in zh(separator)
+    assert report.sweep_plan["starts"] is True and report.sweep_plan["reason"] is None
+    assert messages(report, "labels")["labels-ok"] is Severity.VERIFIED
+
+
+def test_a_pr_time_refusal_stops_the_sweep(example) -> None:
+    """A new entry that fails the entry schema: `process_changelog.py` refuses the added lines, so
+    `check-changelog` fails on the PR and nothing is swept."""
+    head = commit(example.path, {CHANGELOG: lambda text: text + "  evals-only: maybe\n"})
+    report, _, _ = run_local(example.request(head=head, labels=FAIL_FAST))
+    [invalid] = [f for f in report.findings if f.message_id == "changelog-field-invalid"]
+    assert invalid.params["gate"] == "pr" and "check-changelog" in en(invalid)
+    assert report.sweep_plan["starts"] is False and report.sweep_plan["reason"] == "gate"
+    assert "labels-not-yet-gate" in messages(report, "labels")
+
+
+def test_an_append_only_entry_that_loses_a_point_stops_the_sweep(example) -> None:
+    """`process_changelog.py` refuses an append-only entry whose key lost a point."""
+    base = example.head
+    head = commit(
+        example.path,
+        {
+            MASTER: replace("conc-list: [48, 56, 72]", "conc-list: [48, 56, 96]"),
+            **retrigger(KIMI, extra="  append-only: true\n"),
+        },
+    )
+    report, _, _ = run_local(
+        LocalRequest(repo=str(example.path), base=base, head=head, labels=FAIL_FAST, offline=True)
+    )
+    [lost] = [f for f in report.findings if f.message_id == "changelog-append-only-lost"]
+    assert lost.params["gate"] == "pr"
+    assert report.sweep_plan["starts"] is False and report.sweep_plan["reason"] == "gate"

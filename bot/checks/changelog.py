@@ -3,19 +3,28 @@ runs the PR added or changed (DESIGN.md §2)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from bot.checks import placeholders
 from bot.checks.context import CheckContext
-from bot.checks.sweep_rules import keys_known, keys_matching
+from bot.checks.sweep_rules import append_only_refusals, keys_known, keys_matching
 from bot.diff import KeyChange
 from bot.findings import Finding, Severity, finding, from_problem
-from bot.model.changelog import Entry
+from bot.model.changelog import Entry, gate
+from bot.model.problems import Problem
 
 CHECK = "changelog"
 PLACEHOLDER = "XXX"
 MAX_PROBLEMS_LISTED = 5
 _ANY_REPOSITORY = r"https://github\.com/[\w.-]+/[\w.-]+"
+
+
+def _gated(severity: Severity, problem: Problem, which: str) -> Finding:
+    """A problem of the changelog model as a finding that says which gate refuses it ("" none)."""
+    return from_problem(
+        CHECK, severity, dataclasses.replace(problem, params={**problem.params, "gate": which})
+    )
 
 
 def _is_pull_url(link: str, repository: str | None, number: str) -> bool:
@@ -65,6 +74,7 @@ def _new_link(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
                 suggestion=fixed,
                 link=link,
                 expected=pr.url,
+                gate="merge",
             )
         ]
     out = []
@@ -72,7 +82,13 @@ def _new_link(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
         fixed = _link_suggestion(ctx, line, link, PLACEHOLDER)
         out.append(
             finding(
-                CHECK, Severity.BLOCKING, "changelog-pr-link-invalid", **where, suggestion=fixed, link=link
+                CHECK,
+                Severity.BLOCKING,
+                "changelog-pr-link-invalid",
+                **where,
+                suggestion=fixed,
+                link=link,
+                gate="merge",
             )
         )
     if pr.number is not None:
@@ -90,30 +106,65 @@ def _corrections(ctx: CheckContext, file: str) -> list[Finding]:
         if _canonical(link, ctx.pr.repository):
             out.append(finding(CHECK, Severity.INFO, "changelog-link-edit", **where, old=old, link=link))
         else:
-            out.append(finding(CHECK, Severity.BLOCKING, "changelog-correction-invalid", **where, link=link))
+            out.append(
+                finding(
+                    CHECK, Severity.BLOCKING, "changelog-correction-invalid", **where, link=link, gate="pr"
+                )
+            )
+    if log.corrections and not (log.appended or log.inserted or log.problems):
+        first = log.corrections[0][0].field_line("pr-link")
+        out.append(finding(CHECK, Severity.WARNING, "changelog-correction-pr-gate", file=file, line=first))
     return out
 
 
-def _append_only_lost(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
-    """An append-only entry may only add points: the sweep refuses one whose keys lost or changed any."""
-    if not entry.flag("append-only"):
+def _repository_unknown(ctx: CheckContext, file: str, new_entries: list[Entry]) -> list[Finding]:
+    """Links whose repository could not be checked, because which one the PR belongs to is unknown
+    (local mode without `--pr-url`, a base changelog that links nowhere and no GitHub remote)."""
+    if ctx.pr.repository is not None:
         return []
+    log = ctx.diff.changelog
+    assert log is not None
+    links = [e.pr_link for e in new_entries] + [e.pr_link for e, _ in log.corrections]
+    shown = [link for link in dict.fromkeys(links) if link and link != PLACEHOLDER]
+    if not shown:
+        return []
+    return [finding(CHECK, Severity.UNVERIFIED, "changelog-repository-unknown", file=file, links=shown)]
+
+
+def _append_only(ctx: CheckContext, file: str, entries: list[Entry]) -> list[Finding]:
+    """What the sweep refuses in an append-only change (`process_changelog.py`), on the line of the
+    append-only entry naming the key (or the first one)."""
+    marked = [entry for entry in entries if entry.flag("append-only")]
     out = []
-    for change in ctx.diff.keys.values():
-        lost = change.removed + change.changed
-        if entry.names(change.key) and lost:
+    for refusal in append_only_refusals(ctx.diff):
+        entry = next((e for e in marked if e.names(refusal.key)), marked[0] if marked else None)
+        where = {"config_key": refusal.key, "file": file, "line": entry.line if entry else None}
+        if refusal.reason == "lost":
+            concurrencies = list(refusal.concurrencies)
             out.append(
                 finding(
                     CHECK,
                     Severity.BLOCKING,
                     "changelog-append-only-lost",
-                    config_key=change.key,
-                    file=file,
-                    line=entry.line,
-                    key=change.key,
-                    concurrencies=sorted({r.concurrency for r in lost}),
+                    **where,
+                    key=refusal.key,
+                    concurrencies=concurrencies,
+                    gate="pr",
                 )
             )
+            continue
+        out.append(
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "changelog-append-only-refused",
+                **where,
+                key=refusal.key,
+                reason=refusal.reason,
+                concurrencies=list(refusal.concurrencies),
+                gate="pr",
+            )
+        )
     return out
 
 
@@ -129,7 +180,15 @@ def _patterns(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
         matched = keys_matching(diff, pattern)
         if not matched:
             out.append(
-                finding(CHECK, Severity.BLOCKING, "changelog-unknown-key", file=file, line=line, key=pattern)
+                finding(
+                    CHECK,
+                    Severity.BLOCKING,
+                    "changelog-unknown-key",
+                    file=file,
+                    line=line,
+                    key=pattern,
+                    gate="pr",
+                )
             )
             continue
         unchanged = [key for key in matched if key not in diff.keys or not diff.keys[key].needs_entry]
@@ -179,18 +238,25 @@ def check(ctx: CheckContext) -> list[Finding]:
         return out
     log = diff.changelog
     assert log is not None
-    out += [from_problem(CHECK, Severity.BLOCKING, p) for p in log.problems[:MAX_PROBLEMS_LISTED]]
+    gates = [gate(p, log.drops_lines) for p in log.problems]
+    listed = zip(log.problems[:MAX_PROBLEMS_LISTED], gates, strict=False)
+    out += [_gated(Severity.BLOCKING, p, which) for p, which in listed]
     if len(log.problems) > MAX_PROBLEMS_LISTED:
         more = len(log.problems) - MAX_PROBLEMS_LISTED
-        out.append(finding(CHECK, Severity.BLOCKING, "changelog-more-edits", file=file, count=more))
+        which = "pr" if "pr" in gates[MAX_PROBLEMS_LISTED:] else "merge"
+        out.append(
+            finding(CHECK, Severity.BLOCKING, "changelog-more-edits", file=file, count=more, gate=which)
+        )
     if any(p.message_id != "changelog-base-too-large" for p in log.base_problems):
         out.append(finding(CHECK, Severity.UNVERIFIED, "changelog-base-broken", file=file, path=file))
-    out += [from_problem(CHECK, Severity.UNVERIFIED, p) for p in log.base_problems[:MAX_PROBLEMS_LISTED]]
+    out += [_gated(Severity.UNVERIFIED, p, "") for p in log.base_problems[:MAX_PROBLEMS_LISTED]]
+    out += [from_problem(CHECK, Severity.WARNING, p) for p in log.warnings]
     out += _corrections(ctx, file)
     new_entries = log.appended + log.inserted  # inserted ones are blocking already, but still checked
+    out += _repository_unknown(ctx, file, new_entries)
+    out += _append_only(ctx, file, new_entries)
     for entry in new_entries:
         out += _new_link(entry, ctx, file)
-        out += _append_only_lost(entry, ctx, file)
         out += _patterns(entry, ctx, file)
         out += placeholders.findings(entry, file)
     if log.appended and not diff.head_keys and not diff.unreadable_masters:

@@ -32,9 +32,11 @@ class Row(NamedTuple):
 
     @property
     def curve(self) -> tuple[Any, ...]:
-        """What identifies a row apart from its concurrency (upstream's row without `conc`)."""
+        """What identifies a row apart from its concurrency (upstream's row without `conc`),
+        including the point's KV-offload backend (two backends are two parallelism configs)."""
         point = self.point
-        return (self.key, point.topology, point.recipe, point.selector, point.utilization)
+        backend = point.raw.get("kv-offload-backend") if isinstance(point.raw, dict) else None
+        return (self.key, point.topology, point.recipe, point.selector, point.utilization, repr(backend))
 
     def field(self, name: str) -> Any:
         raw = self.entry.raw

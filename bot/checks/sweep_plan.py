@@ -13,7 +13,7 @@ from typing import Any
 from bot.checks import runlabels, sweep_matrix
 from bot.checks.context import CheckContext
 from bot.checks.sweep_matrix import Row
-from bot.checks.sweep_rules import appended, keys_named, primary_labels, sweep_start
+from bot.checks.sweep_rules import appended, generated, keys_named, primary_labels, sweep_start
 from bot.diff import KeyChange, run_ident
 from bot.findings import Finding, Severity, finding
 from bot.model.changelog import SCENARIO_TYPES, Entry
@@ -117,13 +117,20 @@ def _scenarios(entry: Entry) -> tuple[str, ...]:
 
 
 def _new_points(matrix: list[Row], change: KeyChange | None) -> list[Row]:
-    """`append-only`: only the concurrencies the base matrix did not have."""
-    added = {run.ident for run in change.added} if change is not None else set()
+    """`append-only`: only the runs the base did not generate, each once (a concurrency listed
+    twice, `[4, 8, 8]`, runs once, as `process_changelog.py` emits it)."""
+    old = generated(change.base, set(SCENARIO_TYPES)) if change is not None else {}
+    emitted: set[Any] = set()
     out = []
     for row in matrix:
-        concs = tuple(c for c in row.concurrencies if run_ident(row.point, c) in added)
+        concs = []
+        for conc in row.concurrencies:
+            ident = run_ident(row.point, conc)
+            if ident not in old and ident not in emitted:
+                emitted.add(ident)
+                concs.append(conc)
         if concs:
-            out.append(row._replace(concurrencies=concs))
+            out.append(row._replace(concurrencies=tuple(concs)))
     return out
 
 

@@ -5,11 +5,13 @@ each other."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import defaultdict
+from typing import Any, NamedTuple
 
 from bot.checks.context import CheckContext
-from bot.diff import ReviewDiff
-from bot.model.changelog import Entry, pattern_matches
+from bot.diff import ReviewDiff, run_ident
+from bot.model.changelog import SCENARIO_TYPES, Entry, pattern_matches
+from bot.model.master import ConfigEntry
 
 SKIP_MARKER = "[skip-sweep]"
 
@@ -55,15 +57,120 @@ def mixes_append_only(entries: list[Entry]) -> bool:
 
 
 def gate_fails(diff: ReviewDiff) -> bool:
-    """Whether InferenceX's changelog gate refuses this change (then no sweep starts)."""
+    """Whether InferenceX's PR-time changelog check refuses this change (then no sweep starts):
+    `validate_perf_changelog.py`'s `main`, which runs `process_changelog.py`. What only the merge
+    step refuses (the byte, order and link rules) does not stop the sweep."""
     entries = appended(diff)
     if diff.changelog is None:
         return False
     return (
-        bool(diff.changelog.problems)
+        diff.changelog.pr_gate_fails()
         or mixes_append_only(entries)
         or any(unknown_patterns(diff, entry) for entry in entries)
+        or bool(append_only_refusals(diff))
     )
+
+
+class Refusal(NamedTuple):
+    """Why `process_changelog.py` refuses an append-only sweep: a reason (a message suffix), the
+    key, and the concurrencies of existing runs removed or changed (reason `lost`)."""
+
+    reason: str
+    key: str
+    concurrencies: tuple[int, ...] = ()
+
+
+def _top_level(raw: Any) -> Any:
+    return {k: v for k, v in raw.items() if k != "scenarios"} if isinstance(raw, dict) else raw
+
+
+def _scenarios(raw: Any) -> dict[Any, Any]:
+    scenarios = raw.get("scenarios") if isinstance(raw, dict) else None
+    return scenarios if isinstance(scenarios, dict) else {}
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((repr(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return repr(value)
+
+
+def generated(entry: ConfigEntry | None, scenarios: set[str]) -> dict[tuple[Any, ...], Any]:
+    """The runs the generator makes of a key in some scenario types, each with everything its
+    generated row holds: the key's own fields and the point's, merged (so moving a field from the
+    key into its points changes no run), its scenario group's and its concurrency."""
+    if entry is None:
+        return {}
+    top = _top_level(entry.raw)
+    rows: dict[tuple[Any, ...], Any] = {}
+    for point in entry.points:
+        if point.scenario not in scenarios:
+            continue
+        fields = {**(top if isinstance(top, dict) else {}), **_point_row(point.raw)}
+        row = (_frozen(fields), point.utilization, point.recipe, point.selector)
+        for conc in point.concurrencies:
+            rows.setdefault(run_ident(point, conc), row)
+    return rows
+
+
+def _point_row(raw: Any) -> dict[Any, Any]:
+    if not isinstance(raw, dict):
+        return {}
+    return {k: v for k, v in raw.items() if k not in ("conc-list", "conc-start", "conc-end")}
+
+
+def append_only_scope(diff: ReviewDiff) -> dict[str, set[str]]:
+    """The keys the PR's append-only entries select, each with the scenario types it may change."""
+    selected: dict[str, set[str]] = defaultdict(set)
+    for entry in appended(diff):
+        if entry.flag("append-only"):
+            wanted = entry.get("scenario-type")
+            scenarios = set(wanted) if isinstance(wanted, list) and wanted else set(SCENARIO_TYPES)
+            for key in keys_named(diff, entry):
+                selected[key] |= scenarios
+    return selected
+
+
+def append_only_refusals(diff: ReviewDiff) -> list[Refusal]:
+    """What `process_changelog.py` refuses in an append-only sweep, as its tests pin it down:
+    another key's config changed; a selected key new, or a scenario added, removed or changed
+    outside the entry's `scenario-type`, or key-wide fields changed while such a scenario exists;
+    an existing run removed or changed (an image change changes them all); no run added."""
+    selected = append_only_scope(diff)
+    if not selected:
+        return []
+    out: list[Refusal] = []
+    for key, change in diff.keys.items():
+        before = change.base.raw if change.base else None
+        after = change.head.raw if change.head else None
+        if key not in selected and change.entry_changed and before != after:
+            out.append(Refusal("unselected", key))
+    for key, scenarios in selected.items():
+        change = diff.keys.get(key)
+        if change is None:
+            out.append(Refusal("nothing", key))
+            continue
+        if change.base is None:
+            out.append(Refusal("new-key", key))
+            continue
+        base, head = change.base.raw, change.head.raw if change.head else None
+        outside = set(_scenarios(base)) - scenarios
+        if set(_scenarios(base)) != set(_scenarios(head)):
+            out.append(Refusal("scenario-set", key))
+        elif outside and _top_level(base) != _top_level(head):
+            out.append(Refusal("key-wide", key))
+        elif any(_scenarios(base)[s] != _scenarios(head)[s] for s in outside):
+            out.append(Refusal("outside-scope", key))
+        old, new = generated(change.base, scenarios), generated(change.head, scenarios)
+        lost = sorted({ident[-1] for ident, row in old.items() if new.get(ident) != row})
+        if lost:
+            reason = "image" if change.image_changed else "lost"
+            out.append(Refusal(reason, key, tuple(lost)))
+        elif not set(new) - set(old):
+            out.append(Refusal("nothing", key))
+    return out
 
 
 class Start(NamedTuple):

@@ -113,7 +113,7 @@ def _head_files(
     args: argparse.Namespace, findings: list[Finding]
 ) -> tuple[dict[str, bytes | None], str, str | None]:
     """The head's bytes of the files the plan reads, the changelog's path, and this PR's URL (as
-    the review derived it: `--pr-url`, else the origin remote and `--pr-number`)."""
+    the review derived it: `--pr-url`, else `--pr-number` in the reviewed repository)."""
     from bot.local import pr_url_for
     from bot.model.layout import detect
     from bot.sources.git import GitError, GitRepo
@@ -124,7 +124,7 @@ def _head_files(
         try:
             snapshot = repo.snapshot(repo.resolve(args.head))
             changelog = detect(snapshot).changelog
-            pr_url = pr_url_for(repo, args.pr_number, args.pr_url)
+            pr_url = pr_url_for(repo, args.base, args.head, args.pr_number, args.pr_url)
             paths = needed_files(findings, changelog, pr_url)
             head = {p: snapshot.read(p) for p in paths}
         finally:

@@ -15,7 +15,8 @@ removed, moved or inserted.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from bisect import bisect_left
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,8 +97,17 @@ class ChangelogDiff:
     # Rules the PR broke (blocking), and rules the base already broke (unverified).
     problems: list[Problem] = field(default_factory=list)
     base_problems: list[Problem] = field(default_factory=list)
+    # What no gate refuses but a later PR would trip over (trailing whitespace on new lines).
+    warnings: list[Problem] = field(default_factory=list)
+    # Whether the line diff drops a non-blank line of the base: InferenceX's PR-time gate
+    # (`process_changelog.py`, run by `validate_perf_changelog.py`'s `main`) refuses any such diff.
+    drops_lines: bool = False
     # The head file's bytes, for the text of a line a suggestion rewrites.
     head: bytes = field(default=b"", repr=False, compare=False)
+
+    def pr_gate_fails(self) -> bool:
+        """Whether InferenceX's PR-time check refuses the file change (then no sweep starts)."""
+        return self.drops_lines or any(gate(p, self.drops_lines) == "pr" for p in self.problems)
 
     def head_line(self, line: int | None) -> str | None:
         """Line `line` (1-based) of the head file, without its end; None when there is none."""
@@ -105,6 +115,41 @@ class ChangelogDiff:
             return None
         lines = self.head.split(b"\n", line)
         return lines[line - 1].decode("utf-8", "replace") if len(lines) >= line else None
+
+
+# InferenceX has two gates. On the PR, `validate_perf_changelog.py`'s `main` checks the head's
+# final newline and runs `process_changelog.py`, which refuses a diff that deletes a non-blank
+# line and parses the added lines as entries. When merging, `prepare_perf_changelog_merge.py`
+# applies every entry and byte rule. These problems fail the first; the byte rules fail it too
+# when the diff drops a line; every other rule is the merge step's alone.
+PR_GATE = frozenset(
+    {
+        "changelog-deleted",
+        "changelog-not-list",
+        "changelog-edited",
+        "changelog-removed",
+        "changelog-moved",
+        "changelog-reformatted",
+        "changelog-link-edit-mixed",
+        "changelog-no-final-newline",
+        "changelog-field-invalid",
+        "changelog-entry-not-mapping",
+        "changelog-unknown-field",
+        "changelog-append-only-evals",
+    }
+)
+BYTE_RULES = frozenset(
+    {"changelog-history-bytes", "changelog-bytes-changed", "changelog-correction-bytes", "changelog-inserted"}
+)
+
+
+def gate(problem: Problem, drops: bool) -> str:
+    """Which of InferenceX's gates refuses a problem: `pr` (the PR-time check fails, so no sweep
+    starts) or `merge` (only the merge step refuses it). `drops`: the diff deletes a line."""
+    message_id = problem.message_id
+    if message_id in PR_GATE or message_id.startswith("yaml-") or (message_id in BYTE_RULES and drops):
+        return "pr"
+    return "merge"
 
 
 def pattern_matches(pattern: str, key: str) -> bool:
@@ -261,8 +306,7 @@ def _blank_lines_before(data: bytes, position: int) -> tuple[int, bool]:
 
 def _layout_rules(path: str, head: bytes, offset: int, first_line: int) -> list[Problem]:
     """The part appended at `offset`: one empty line after the last old entry (none more if the
-    base already ends with one), exactly one empty line between new entries, no whitespace at
-    line ends."""
+    base already ends with one), exactly one empty line between new entries."""
     problems: list[Problem] = []
     suffix = head[offset:]
     starts = [offset + m.start() for m in _ENTRY_LINE.finditer(suffix)]
@@ -278,11 +322,31 @@ def _layout_rules(path: str, head: bytes, offset: int, first_line: int) -> list[
             blanks, spaces = _blank_lines_before(head, start)
             params = {"blanks": blanks, "spaces": spaces}
             problems.append(Problem("changelog-spacing", path, _line_at(head, start), params))
-    trailing = [m.start() for m in _TRAILING_SPACE.finditer(suffix)]
-    if trailing:
-        line = _line_at(suffix, trailing[0], first_line)
-        problems.append(Problem("changelog-trailing-space", path, line, {"count": len(trailing)}))
     return problems
+
+
+def _trailing_space(path: str, added: bytes, first_line: int) -> list[Problem]:
+    """New lines that end with spaces or tabs. No gate refuses them any more (InferenceX dropped
+    its `git diff --check` rule in its PR 1853), but a later PR that trims one changes history
+    bytes, which the merge step refuses: a warning."""
+    trailing = [m.start() for m in _TRAILING_SPACE.finditer(added)]
+    if not trailing:
+        return []
+    line = _line_at(added, trailing[0], first_line)
+    return [Problem("changelog-trailing-space", path, line, {"count": len(trailing)})]
+
+
+def _drops_lines(base: bytes, head: bytes) -> bool:
+    """Whether going from `base` to `head` must delete a line that is not blank, which the PR-time
+    gate refuses (it reads `git diff` and allows only blank lines to go). Tested as: the base's
+    non-blank lines, in order, are not a subsequence of the head's lines."""
+    if head.startswith(base) and (not base or base.endswith(b"\n")):
+        return False
+    head_lines = iter(head.split(b"\n"))
+    base_lines = base.split(b"\n")
+    if base_lines[-1].strip() and not base.endswith(b"\n") and head.startswith(base):
+        return True  # the unterminated last line is deleted and added again with its newline
+    return not all(any(line == candidate for candidate in head_lines) for line in base_lines if line.strip())
 
 
 def _base_check(path: str, base: bytes) -> tuple[list[Entry], list[Problem]]:
@@ -321,6 +385,7 @@ def compare(path: str, base: bytes | None, head: bytes | None) -> ChangelogDiff:
     else:
         result = _rewritten(path, base, head)
     result.head = head
+    result.drops_lines = _drops_lines(base, head)
     return result
 
 
@@ -331,6 +396,7 @@ def _appended(path: str, base: bytes, prefix: bytes, head: bytes) -> ChangelogDi
     suffix = head[len(prefix) :]
     first_line = prefix.count(b"\n") + 1
     entries, problems = _read(path, suffix, first_line, count)
+    warnings = _trailing_space(path, suffix, first_line)
     if entries:
         problems += _layout_rules(path, head, len(prefix), first_line)
     elif suffix or prefix == base:  # (only adding the base's missing final newline repairs it)
@@ -338,7 +404,12 @@ def _appended(path: str, base: bytes, prefix: bytes, head: bytes) -> ChangelogDi
     problems += _final_newline(path, head)
     if head.endswith(b"\n\n"):
         problems.append(Problem("changelog-trailing-blank", path, head.rstrip(b"\n").count(b"\n") + 2))
-    return ChangelogDiff(appended=entries, problems=problems, base_problems=base_problems)
+    return ChangelogDiff(
+        appended=entries,
+        problems=problems,
+        base_problems=base_problems,
+        warnings=warnings,
+    )
 
 
 def _rewritten(path: str, base: bytes, head: bytes) -> ChangelogDiff:
@@ -360,6 +431,16 @@ def _rewritten(path: str, base: bytes, head: bytes) -> ChangelogDiff:
     result.base_problems = base_problems
     if not result.problems:
         result.problems += _byte_rules(path, base, head, result)
+    lines = head.split(b"\n")
+    spaced = [
+        number
+        for entry, _ in result.corrections
+        if (number := entry.field_line("pr-link"))
+        and 0 < number <= len(lines)
+        and lines[number - 1].endswith((b" ", b"\t"))
+    ]
+    if spaced:  # a corrected pr-link line that ends with whitespace: the same warning as a new line
+        result.warnings.append(Problem("changelog-trailing-space", path, min(spaced), {"count": len(spaced)}))
     return result
 
 
@@ -433,79 +514,126 @@ def _entry_changes(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDi
     in_place = len(new) >= len(old) and all(
         _without_link(before.raw) == _without_link(after.raw) for before, after in zip(old, new, strict=False)
     )
-    if in_place:
-        result = ChangelogDiff(appended=new[len(old) :])
-        for before, after in zip(old, new, strict=False):
-            if before.raw == after.raw:
-                continue
-            old_link, new_link = str(before.get("pr-link") or ""), str(after.get("pr-link") or "")
-            if old_link == new_link:
-                params = {"index": after.index + 1}
-                result.problems.append(Problem("changelog-reformatted", path, after.line, params))
-            else:
-                result.corrections.append((after, old_link))
-        if result.corrections and result.appended:
-            result.problems += [
-                Problem("changelog-link-edit-mixed", path, entry.line, {"index": entry.index + 1})
-                for entry, _ in result.corrections
-            ]
-        return result
-    extra = _extra(old, new)
-    if len(new) - len(extra) == len(old):  # every old entry is still there, however reordered
-        leftover = set(extra)
-        kept = [entry for entry in new if entry not in leftover]
-        if any(before.raw != after.raw for before, after in zip(old, kept, strict=True)):
-            # One finding for a reorder, however many entries it moved (#1161 moved 202).
-            moved = [after for before, after in zip(old, kept, strict=True) if before.raw != after.raw]
-            params = {"count": len(moved), "index": moved[0].index + 1}
-            problem = Problem("changelog-moved", path, moved[0].line, params)
-            return ChangelogDiff(inserted=extra, problems=[problem])
-    return _aligned(path, old, new)
-
-
-def _extra(old: list[Entry], new: list[Entry]) -> list[Entry]:
-    """The head entries left over once each old entry is matched with an equal one."""
-    unmatched = Counter(_frozen(e.raw) for e in old)
-    extra = []
-    for entry in new:
-        key = _frozen(entry.raw)
-        if unmatched[key] > 0:
-            unmatched[key] -= 1
-        else:
-            extra.append(entry)
-    return extra
-
-
-def _aligned(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDiff:
-    """Match the old entries, in order, against the head's: each one missing is edited (same
-    keys at that place) or removed; head entries skipped over were inserted."""
-    result = ChangelogDiff()
-    common = 0
-    while common < min(len(old), len(new)) and old[common].raw == new[common].raw:
-        common += 1
-    old_rest, new_rest = old[common:], new[common:]
-    position = 0
-    for entry in old_rest:
-        match = next((i for i in range(position, len(new_rest)) if new_rest[i].raw == entry.raw), None)
-        if match is None:
-            target = new_rest[position] if position < len(new_rest) else None
-            if target is not None and set(target.config_keys) & set(entry.config_keys):
-                result.problems.append(
-                    Problem("changelog-edited", path, target.line, {"index": entry.index + 1})
-                )
-                position += 1
-            else:
-                params = {"index": entry.index + 1, "keys": entry.config_keys}
-                result.problems.append(
-                    Problem("changelog-removed", path, target.line if target else None, params)
-                )
+    if not in_place:
+        return _matched(path, old, new)
+    result = ChangelogDiff(appended=new[len(old) :])
+    for before, after in zip(old, new, strict=False):
+        if before.raw == after.raw:
             continue
-        for inserted in new_rest[position:match]:
-            params = {"index": inserted.index + 1}
-            result.problems.append(Problem("changelog-inserted", path, inserted.line, params))
-            result.inserted.append(inserted)
-        position = match + 1
-    result.appended = new_rest[position:]
+        old_link, new_link = str(before.get("pr-link") or ""), str(after.get("pr-link") or "")
+        if old_link == new_link:
+            params = {"index": after.index + 1}
+            result.problems.append(Problem("changelog-reformatted", path, after.line, params))
+        else:
+            result.corrections.append((after, old_link))
+    if result.corrections and result.appended:
+        result.problems += _mixed(path, result.corrections)
+    return result
+
+
+def _mixed(path: str, corrections: list[tuple[Entry, str]]) -> list[Problem]:
+    return [
+        Problem("changelog-link-edit-mixed", path, entry.field_line("pr-link"), {"index": entry.index + 1})
+        for entry, _ in corrections
+    ]
+
+
+def _content(entry: Entry) -> Any:
+    """An entry as the gate compares old ones: everything but its `pr-link`, hashable."""
+    return _frozen(_without_link(entry.raw))
+
+
+def _match(old: list[Entry], new: list[Entry]) -> dict[int, int]:
+    """Each old entry's position at the head: the first unused head entry with the same content
+    (pr-link aside). Old entries without one are missing (edited or removed)."""
+    free: dict[Any, deque[int]] = defaultdict(deque)
+    for position, entry in enumerate(new):
+        free[_content(entry)].append(position)
+    matched = {}
+    for number, entry in enumerate(old):
+        positions = free.get(_content(entry))
+        if positions:
+            matched[number] = positions.popleft()
+    return matched
+
+
+def _in_order(positions: list[int]) -> set[int]:
+    """The longest increasing run of `positions` (not necessarily adjacent): the entries that kept
+    their order; the rest were moved. Patience sorting, O(n log n)."""
+    tails: list[int] = []  # for each run length, the index of the smallest value ending one
+    values: list[int] = []  # those values, increasing
+    previous: list[int | None] = [None] * len(positions)
+    for i, value in enumerate(positions):
+        length = bisect_left(values, value)
+        previous[i] = tails[length - 1] if length else None
+        if length == len(tails):
+            tails.append(i)
+            values.append(value)
+        else:
+            tails[length], values[length] = i, value
+    kept, cursor = set(), tails[-1] if tails else None
+    while cursor is not None:
+        kept.add(cursor)
+        cursor = previous[cursor]
+    return kept
+
+
+def _matched(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDiff:
+    """Old entries matched with the head's by content (pr-link aside, as the gate compares them),
+    then named as upstream would classify each change: a kept entry whose link changed is a
+    correction, never an edit; a reorder is one finding however many entries it moved; a missing
+    old entry is edited when a new entry with its keys stands where it was, else removed (each
+    one named); head entries left over were inserted above the end, or appended."""
+    result = ChangelogDiff()
+    matched = _match(old, new)
+    order = sorted(matched)
+    kept = _in_order([matched[number] for number in order])
+    moved = [new[matched[number]] for i, number in enumerate(order) if i not in kept]
+    used = set(matched.values())
+    problems: list[Problem] = []
+    gaps: dict[tuple[int, int], list[int]] = defaultdict(list)  # missing old entries by place
+    for number, entry in enumerate(old):
+        if number in matched:
+            after = new[matched[number]]
+            old_link, new_link = str(entry.get("pr-link") or ""), str(after.get("pr-link") or "")
+            if old_link != new_link:
+                result.corrections.append((after, old_link))
+            continue
+        low = max((matched[n] for n in order if n < number), default=-1)
+        high = min((matched[n] for n in order if n > number), default=len(new))
+        gaps[(low, high)].append(number)
+    for (low, high), missing in gaps.items():
+        free = [p for p in range(low + 1, high) if p not in used]
+        one_for_one = len(free) == len(missing)  # each replaced where it stood: edited
+        for slot, number in enumerate(missing):
+            keys = set(old[number].config_keys)
+            edited = next((p for p in free if p not in used and keys & set(new[p].config_keys)), None)
+            if edited is None and one_for_one:
+                edited = free[slot]
+            if edited is not None:
+                used.add(edited)
+                problems.append(Problem("changelog-edited", path, new[edited].line, {"index": number + 1}))
+            else:
+                where = new[high].line if high < len(new) else None
+                params = {"index": number + 1, "keys": old[number].config_keys}
+                problems.append(Problem("changelog-removed", path, where, params))
+    if moved:
+        first = min(moved, key=lambda e: e.index)
+        problems.append(
+            Problem("changelog-moved", path, first.line, {"count": len(moved), "index": first.index + 1})
+        )
+    last = max(used, default=-1)
+    for position, entry in enumerate(new):
+        if position in used:
+            continue
+        if position > last:
+            result.appended.append(entry)
+        else:
+            result.inserted.append(entry)
+    problems += [Problem("changelog-inserted", path, e.line, {"index": e.index + 1}) for e in result.inserted]
+    if result.corrections and (result.appended or result.inserted):
+        problems += _mixed(path, result.corrections)
+    result.problems = problems
     return result
 
 
@@ -520,17 +648,15 @@ def _byte_rules(path: str, base: bytes, head: bytes, result: ChangelogDiff) -> l
     old_lines, new_lines = base.splitlines(keepends=True), head.splitlines(keepends=True)
     if len(old_lines) != len(new_lines):
         return [_bytes_changed(path, "changelog-correction-bytes", base, head)]
-    changed = 0
+    corrected = {entry.field_line("pr-link") for entry, _ in result.corrections}
     for number, (before, after) in enumerate(zip(old_lines, new_lines, strict=True), start=1):
         if before == after:
             continue
-        changed += 1
         link_lines = before.startswith(PR_LINK_LINE) and after.startswith(PR_LINK_LINE)
         whole_lines = before.endswith(b"\n") and after.endswith(b"\n")
-        if not (link_lines and whole_lines) or _TRAILING_SPACE.search(after):
-            return [
-                Problem("changelog-correction-bytes", path, number, {"line": number, "whitespace": False})
-            ]
-    if changed != len(result.corrections):
-        return [_bytes_changed(path, "changelog-correction-bytes", base, head)]
+        # Only the pr-link line of a corrected entry may change: another one re-spaced (same link)
+        # is named on its own line, not on the first correction's.
+        if not (link_lines and whole_lines) or number not in corrected:
+            params = {"line": number, "whitespace": before.split() == after.split()}
+            return [Problem("changelog-correction-bytes", path, number, params)]
     return []

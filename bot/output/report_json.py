@@ -25,6 +25,7 @@ def finding_json(item: Finding) -> dict[str, Any]:
         "message_en": messages.en(item),
         "message_zh": messages.zh(item),
         "suggestion": item.suggestion,
+        "id": item.message_id,
     }
 
 
