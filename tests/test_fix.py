@@ -198,12 +198,13 @@ def test_without_the_prs_url_the_placeholder_stays(
 #: What the seed PR changes, as the drafted description must say it (English and Chinese).
 DRAFTED = (
     "At every concurrency: update the image from rocm/atom-dev:nightly_202610131505 to nightly_202610281457; "
-    "set AITER_FLYDSL_HERD_MIN_M=64, AITER_FLYDSL_USE_HERD=1;",
+    "set AITER_FLYDSL_USE_HERD=1, AITER_FLYDSL_HERD_MIN_M=64;",
     "At C1: set ATOM_MONO_ENABLE=1, ATOM_PREFILL_DECODE_INTERVAL=1000000; "
-    "change cudagraph-capture-sizes from [1,2,3,4,5,6,7,8] to [1,2], max-num-seqs from 8 to 2;",
+    "change max-num-seqs from 8 to 2, cudagraph-capture-sizes from [1,2,3,4,5,6,7,8] to [1,2];",
     "At C4, C14, C16: set ATOM_MONO_ENABLE=0.",
-    "At C48: set OFFLOAD_STATE_CPU_SIZE=128; "
-    "change TOTAL_CPU_DRAM_GB from 1028 to 1799, dram-utilization from 0.343 to 0.6,",
+    "At C48: set OFFLOAD_STATE_CPU_SIZE=128; change dram-utilization from 0.343 to 0.6, "
+    "ATOM_STATE_CHECKPOINT_DEMAND from 0 to 1, LMCACHE_MAX_LOCAL_CPU_SIZE from 128 to 224, "
+    "TOTAL_CPU_DRAM_GB from 1028 to 1799.",
     "C4、C14、C16：设置 ATOM_MONO_ENABLE=0。",
 )
 

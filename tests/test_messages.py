@@ -16,7 +16,8 @@ def _needed(message_id: str) -> set[str]:
     needed = set().union(*(meta.find_undeclared_variables(tree) for tree in trees))
     for tree in trees:
         for name in meta.find_referenced_templates(tree):
-            needed |= _needed(str(name).partition("/")[0])
+            if name is not None:  # a name worked out when rendering (`'changelog-gate-' ~ gate`)
+                needed |= _needed(name.partition("/")[0])
     return needed
 
 

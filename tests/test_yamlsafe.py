@@ -182,7 +182,7 @@ def test_two_merge_keys_in_a_recipe_are_reported_in_the_review(review_example) -
     assert (
         en(duplicate) == "Recipe key << is written twice (first on line 133); YAML keeps only the last one."
     )
-    assert zh(duplicate).startswith("recipe 中的键 << 重复出现（首次在第 133 行）")
+    assert zh(duplicate).startswith("配方中的键 << 重复出现（首次在第 133 行）")
 
 
 def test_a_base_60_integer_is_read_up_to_the_length_python_reads_a_decimal_one() -> None:
