@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from bot.model import layout as layout_mod
+from bot.model import schema
 from bot.model.changelog import ChangelogDiff, compare
 from bot.model.images import ImageUse
 from bot.model.layout import Layout
@@ -344,6 +345,8 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
     used = {p.recipe for c in keys.values() if c.head for p in c.head.points if p.recipe}
     recipe_users = _recipe_users(sorted(used), masters_head)
     runners, runners_problem = _runners(head, layout)
+    if runners is not None and layout.runners in changed_files:  # what the generator refuses in it
+        problems += schema.runners(runners, layout.runners)
     changelog_changed = layout.changelog in changed_files
     changelog = (
         compare(layout.changelog, base.read(layout.changelog), head.read(layout.changelog))
