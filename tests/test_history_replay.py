@@ -53,6 +53,14 @@ others being a base the gate already refused and prbot's own coverage rule (docs
   which repaired it, is reviewed as a repair: the base's error is `unverified`, not blocking).
 - dram-unknown-runner (1): DSV4 GB300 agentic points offload KV to DRAM on `cluster:gb300-nv`,
   which has no hardware record in runners.yaml.
+- schema-* (20 PRs, all merged after #1992): master-config entries and runners.yaml held to the
+  generator's models as they are now (upstream 843c6254f), which tightened after these PRs:
+  schema-disagg-no-transfer (17) disaggregated keys added or changed before every one needed
+  `kv-p2p-transfer`; schema-wrong-type (4) `kv-offload-backend` written as a plain name before it
+  became `{name, version}` (AgentX v1.0 #1970, #2109, #2112, #2127); #1992 itself (the move of the
+  configs) adds agentic groups with `duration` and points with `offloading` (schema-unknown-field)
+  and a runners.yaml without `labels` (schema-runner-labels). Upstream's own validator refuses
+  each of these entries too (docs/checks.md, "Schema").
 """
 
 from __future__ import annotations
@@ -91,8 +99,12 @@ EXPECTED_PRS = {
     ("changelog", "changelog-link-edit-mixed"): 1,
     ("changelog", "yaml-syntax"): 1,
     ("dram", "dram-unknown-runner"): 1,
+    ("consistency", "schema-disagg-no-transfer"): 17,
+    ("consistency", "schema-wrong-type"): 4,
+    ("consistency", "schema-unknown-field"): 1,
+    ("consistency", "schema-runner-labels"): 1,
 }
-EXPECTED_BLOCKED = 341
+EXPECTED_BLOCKED = 350
 SUMMARY = Path(tempfile.gettempdir()) / "prbot-history-replay.txt"
 
 
