@@ -412,7 +412,7 @@ def build_entry(key: str, raw: Any, file: str, line: int | None, layout: Layout)
             built = _build_point(reader, point, point_line, where, index, multinode, recipe_dir)
             if built is not None:
                 points.append(built)
-    problems = tuple(schema.merged(reader.problems, schema.master_entry(key, raw, file, line)))
+    problems = tuple(schema.with_entry_problems(reader.problems, key, raw, file, line))
     return ConfigEntry(key, file, line, image, runner, framework, multinode, tuple(points), raw, problems)
 
 

@@ -184,7 +184,6 @@ Rule = Callable[["Node", "Report"], None]
 class Shape:
     """A mapping: its fields, and the rules between them. `open` shapes accept other fields too."""
 
-    name: str
     fields: dict[str, Spec]
     rules: tuple[Rule, ...] = ()
     open: bool = False
@@ -236,6 +235,8 @@ class Report:
     file: str
     base: dict[str, Any]
     problems: list[Problem] = field(default_factory=list)
+    # (line, field) pairs each problem is about: its own line and that of the mapping holding it.
+    places: set[tuple[int | None, str]] = field(default_factory=set)
 
     def add(
         self,
@@ -247,8 +248,9 @@ class Report:
         **params: Any,
     ) -> None:
         """One problem about `field_name` at `line`; `at` is the line of the mapping it belongs to."""
-        params = {**self.base, "field": field_name, "where": where, "at": at or line, **params}
+        params = {**self.base, "field": field_name, "where": where, **params}
         self.problems.append(Problem(message_id, self.file, line, params))
+        self.places |= {(line, field_name), (at or line, field_name)}
 
 
 def _shown(value: Any) -> str:
@@ -267,11 +269,11 @@ def walk(shape: Shape, value: dict, where: str, line: int | None, report: Report
     if not shape.open:
         for name in value:
             if name not in shape.fields:
-                report.add("schema-unknown-field", node.line_of(name), str(name), where, shape=shape.name)
+                report.add("schema-unknown-field", node.line_of(name), str(name), where)
     for name, spec in shape.fields.items():
         if name not in value:
             if spec.required:
-                report.add("schema-missing-field", line, name, where, shape=shape.name)
+                report.add("schema-missing-field", line, name, where)
             continue
         _field(node, name, spec, report)
     if len(report.problems) == before:
@@ -378,7 +380,7 @@ def _agentic_topology(node: Node, report: Report) -> None:
         return
     if single:
         if not node.has("kv-offloading"):
-            report.add("schema-missing-field", node.line, "kv-offloading", node.where, shape="agentic-point")
+            report.add("schema-missing-field", node.line, "kv-offloading", node.where)
         _dcp_divides_tp(node, report)
         return
     for name in ("pp", "dcp-size", "pcp-size"):
@@ -393,7 +395,7 @@ def _multinode_workers(node: Node, report: Report) -> None:
         return
     for role in ("prefill", "decode"):
         if role not in node.value:
-            report.add("schema-missing-field", node.line, role, node.where, shape="multinode-point")
+            report.add("schema-missing-field", node.line, role, node.where)
     _hardware_on_both(node, report)
 
 
@@ -449,15 +451,14 @@ def _component_scope(entry: Node, report: Report) -> None:
 # ---------------------------------------------------------------- the contract
 
 
-COMPONENT = Shape("component", {"name": need(NAME), "version": need(VERSION)})
-BACKEND = Shape("kv-offload-backend", {"name": need(NAME), "version": may(VERSION)})
+COMPONENT = Shape({"name": need(NAME), "version": need(VERSION)})
+BACKEND = Shape({"name": need(NAME), "version": may(VERSION)})
 _PARALLEL = {
     "pp": defaulted(STRICT_POSITIVE),
     "dcp-size": defaulted(STRICT_POSITIVE),
     "pcp-size": defaulted(STRICT_POSITIVE),
 }
 WORKER = Shape(
-    "worker",
     {
         "num-worker": need(WHOLE),
         "tp": need(WHOLE),
@@ -480,7 +481,6 @@ _MULTINODE_EXTRAS = {  # newer layout: recipes, an aggregated worker, power meas
     "require-power": may(BOOL),
 }
 SINGLE_POINT = Shape(
-    "point",
     {
         "tp": need(WHOLE),
         **_PARALLEL,
@@ -494,7 +494,6 @@ SINGLE_POINT = Shape(
     rules=(_concurrencies, _dcp_divides_tp),
 )
 MULTINODE_POINT = Shape(
-    "multinode-point",
     {
         "spec-decoding": defaulted(SPEC_DECODING),
         "prefill": may(WORKER),
@@ -507,7 +506,6 @@ MULTINODE_POINT = Shape(
     rules=(_concurrencies, _multinode_workers),
 )
 AGENTIC_POINT = Shape(
-    "agentic-point",
     {
         "tp": may(WHOLE),
         **_PARALLEL,
@@ -526,15 +524,12 @@ AGENTIC_POINT = Shape(
     rules=(_concurrencies, _kv_offload_backend, _agentic_topology),
 )
 SINGLE_GROUP = Shape(
-    "fixed-seq-len",
     {"isl": need(WHOLE), "osl": need(WHOLE), "search-space": need(ListOf(SINGLE_POINT))},
 )
 MULTINODE_GROUP = Shape(
-    "fixed-seq-len",
     {"isl": need(WHOLE), "osl": need(WHOLE), "search-space": need(ListOf(MULTINODE_POINT))},
 )
 AGENTIC_GROUP = Shape(
-    "agentic-coding",
     {
         "search-space": need(ListOf(AGENTIC_POINT)),
         "dram-utilization": may(SHARE),
@@ -546,7 +541,6 @@ AGENTIC_GROUP = Shape(
 
 def _scenarios(group: Shape) -> Shape:
     return Shape(
-        "scenarios",
         {"fixed-seq-len": may(ListOf(group)), "agentic-coding": may(ListOf(AGENTIC_GROUP))},
         rules=(_some_scenario,),
     )
@@ -563,7 +557,6 @@ _ENTRY = {
     "srt-recipe-dir": may(TEXT),  # newer layout
 }
 SINGLE_NODE_ENTRY = Shape(
-    "entry",
     {
         **_ENTRY,
         "multinode": need(FALSE),
@@ -573,7 +566,6 @@ SINGLE_NODE_ENTRY = Shape(
     rules=(_agentic_runner, _component_scope),
 )
 MULTINODE_ENTRY = Shape(
-    "entry",
     {
         **_ENTRY,
         "multinode": need(TRUE),
@@ -595,7 +587,6 @@ def _append_only_alone(node: Node, report: Report) -> None:
 
 
 CHANGELOG_ENTRY = Shape(
-    "changelog-entry",
     {
         "config-keys": need(NON_EMPTY_TEXT_LIST),
         "description": need(NON_EMPTY_TEXT_LIST),
@@ -609,12 +600,10 @@ CHANGELOG_ENTRY = Shape(
     rules=(_append_only_alone,),
 )
 
-HARDWARE = Shape("hardware", {"available-cpu-dram-mib": need(POSITIVE), "gpus-per-node": need(POSITIVE)})
+HARDWARE = Shape({"available-cpu-dram-mib": need(POSITIVE), "gpus-per-node": need(POSITIVE)})
 # Newer layout: a cluster record holds much more (scheduler, volumes, …); only the two fields the
 # sweep reads are held to a type here.
-CLUSTER = Shape(
-    "cluster", {"gpus-per-node": need(POSITIVE), "available-cpu-dram-mib": may(POSITIVE)}, open=True
-)
+CLUSTER = Shape({"gpus-per-node": need(POSITIVE), "available-cpu-dram-mib": may(POSITIVE)}, open=True)
 
 
 # ---------------------------------------------------------------- entry points
@@ -623,12 +612,15 @@ CLUSTER = Shape(
 def master_entry(key: str, raw: Any, file: str, line: int | None) -> list[Problem]:
     """What the generator refuses in one master-config entry (a non-mapping entry is the master
     config reader's to report)."""
-    if not isinstance(raw, dict):
-        return []
+    return _entry_report(key, raw, file, line).problems
+
+
+def _entry_report(key: str, raw: Any, file: str, line: int | None) -> Report:
     report = Report(file, {"key": key})
-    multinode = raw.get("multinode", False)
-    walk(MULTINODE_ENTRY if multinode else SINGLE_NODE_ENTRY, raw, "", line, report)
-    return report.problems
+    if isinstance(raw, dict):
+        multinode = raw.get("multinode", False)
+        walk(MULTINODE_ENTRY if multinode else SINGLE_NODE_ENTRY, raw, "", line, report)
+    return report
 
 
 def changelog_entry(raw: Any, file: str, line: int | None, index: int) -> list[Problem]:
@@ -673,7 +665,7 @@ def runners(raw: Any, file: str) -> list[Problem]:
     node = Node(raw, "", 1)
     for name in raw:
         if name not in ("labels", "hardware", "clusters"):
-            report.add("schema-unknown-field", node.line_of(name), str(name), "", shape="runners")
+            report.add("schema-unknown-field", node.line_of(name), str(name), "")
     labels = raw.get("labels")
     if not isinstance(labels, dict):
         where = node.line_of("labels") if "labels" in raw else 1
@@ -725,10 +717,12 @@ _SAME_FIELD = {
 }
 
 
-def merged(own: Iterable[Problem], schema: list[Problem]) -> list[Problem]:
-    """A reader's own problems plus the schema's, without the reader's that say the same thing
-    (same field, same line): the schema's wording is upstream's rule."""
-    said = {(line, p.params.get("field")) for p in schema for line in (p.line, p.params.get("at"))}
+def with_entry_problems(
+    own: Iterable[Problem], key: str, raw: Any, file: str, line: int | None
+) -> list[Problem]:
+    """A master-config reader's own problems with an entry plus the schema's, without the
+    reader's that say the same thing (same field, same line): the schema's is upstream's rule."""
+    report = _entry_report(key, raw, file, line)
 
     def about(p: Problem) -> Any:
         params = p.params
@@ -739,5 +733,4 @@ def merged(own: Iterable[Problem], schema: list[Problem]) -> list[Problem]:
             or params.get("scenario")
         )
 
-    kept = [p for p in own if (p.line, about(p)) not in said]
-    return kept + schema
+    return [p for p in own if (p.line, about(p)) not in report.places] + report.problems
