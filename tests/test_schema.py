@@ -386,6 +386,14 @@ REFUSED: dict[str, Refused] = {
         "conc-list",
         "- prefill:",
     ),
+    "multinode point with an empty prefill": Refused(
+        MULTI[: MULTI.index("        prefill:")]
+        + "        prefill:\n"
+        + MULTI[MULTI.index("        decode:") :],
+        "schema-null",
+        "prefill",
+        "        prefill:",
+    ),
     # Master-config entries (upstream: TestMasterConfigEntries, TestValidateMasterConfig)
     "hardware on the prefill worker only": refused(
         MULTI,

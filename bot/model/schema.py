@@ -496,8 +496,8 @@ SINGLE_POINT = Shape(
 MULTINODE_POINT = Shape(
     {
         "spec-decoding": defaulted(SPEC_DECODING),
-        "prefill": may(WORKER),
-        "decode": may(WORKER),
+        "prefill": defaulted(WORKER),  # required, unless the newer layout's `worker` stands for both
+        "decode": defaulted(WORKER),
         "router": may(COMPONENT),
         "kv-p2p-transfer": may(NAME),
         **_CONCURRENCY,
