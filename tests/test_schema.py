@@ -588,12 +588,13 @@ def test_the_real_master_configs_get_no_schema_finding() -> None:
 
 
 def test_a_typo_blocks_the_review_at_its_line(review_example) -> None:
+    """The issue's `kv-ofloading: dram`: named as an unknown field, not only through its effects."""
     report = review_example(
-        {MASTER: replace("kv-offloading: none, conc-list: [1, 4]", "kv-ofloading: none, conc-list: [1, 4]")}
+        {MASTER: replace("dcp-size: 8, kv-offloading: dram", "dcp-size: 8, kv-ofloading: dram")}
     )
     named = [f for f in report.findings if f.message_id == "schema-unknown-field"]
     assert [(f.severity, f.check, f.file, f.line, f.params["field"]) for f in named] == [
-        (Severity.BLOCKING, "consistency", MASTER, 56, "kv-ofloading")
+        (Severity.BLOCKING, "consistency", MASTER, 57, "kv-ofloading")
     ]
     assert report.verdict == "blocking"
 
