@@ -754,3 +754,9 @@ def test_a_prefill_worker_that_does_not_tile_the_node_blocks(review_example, exa
 def test_a_prefill_worker_that_tiles_the_node_is_sized() -> None:
     assert schema.worker_tiling(4, 8) is None and schema.worker_tiling(16, 8) is None
     assert schema.worker_tiling(8, 8) is None
+
+
+def test_a_huge_wrong_value_is_quoted_short() -> None:
+    text = edit(SINGLE, "      - tp: 8\n", "      - tp: [" + ", ".join(["8"] * 100_000) + "]\n")
+    (problem,) = [p for p in problems_of(text) if p.message_id == "schema-wrong-type"]
+    assert problem.params["field"] == "tp" and len(problem.params["value"]) <= 60

@@ -18,6 +18,7 @@ the two read here). They are accepted in either layout: no PR of the older layou
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -253,8 +254,14 @@ class Report:
         self.places |= {(line, field_name), (at or line, field_name)}
 
 
+_REPR = reprlib.Repr()  # attributes, not keywords: Python 3.11 has no keywords here
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 3
+_REPR.maxstring = _REPR.maxother = _VALUE_SHOWN
+
+
 def _shown(value: Any) -> str:
-    text = repr(value)
+    """A short quote of a value; a huge one is never rendered whole."""
+    text = _REPR.repr(value)
     return text if len(text) <= _VALUE_SHOWN else text[: _VALUE_SHOWN - 1] + "…"
 
 
