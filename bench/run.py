@@ -309,6 +309,57 @@ def choose_prs(repo: Path) -> list[PR]:
     return largest + sorted(smallest[:N_SMALLEST], key=lambda p: -p.lines)
 
 
+RUNNERS = "configs/runners.yaml"
+RUNNERS_LABEL = "cluster:mi355x-amds"  # the runner whose DRAM the runners.yaml-only PR lowers
+RUNNERS_EDIT = (f"  {RUNNERS_LABEL}:\n    available-cpu-dram-mib: 3_095_781", "2_500_000")
+
+
+def runners_pr(repo: Path) -> PR | None:
+    """A runners.yaml-only PR on top of the history's newest commit: one cluster's host DRAM
+    lowered (issue #22, item 2). Its floor is every file the review must read: runners.yaml, the
+    master configs (to find the keys on that runner) and the recipes those keys run."""
+    import yaml
+
+    text = (repo / RUNNERS).read_text(encoding="utf-8")
+    old, new = RUNNERS_EDIT
+    if old not in text:
+        return None
+    parent = git(repo, "rev-parse", "HEAD").strip()
+    (repo / RUNNERS).write_text(text.replace(old, old.rsplit(" ", 1)[0] + " " + new), encoding="utf-8")
+    identity = [
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@example.invalid",
+        "-c",
+        "commit.gpgsign=false",
+    ]
+    git(repo, *identity, "commit", "-qam", f"Lower {RUNNERS_LABEL}'s host DRAM")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    masters = ["configs/amd-master.yaml", "configs/nvidia-master.yaml"]
+    recipes: set[str] = set()
+    for path in masters:
+        entries = yaml.load((repo / path).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) or {}
+        for entry in entries.values():
+            if not isinstance(entry, dict) or entry.get("runner") != RUNNERS_LABEL:
+                continue
+            for groups in (entry.get("scenarios") or {}).values():
+                for group in groups or []:
+                    for point in group.get("search-space") or []:
+                        if isinstance(point.get("srt-recipe"), str):
+                            recipes.add(point["srt-recipe"].partition(":")[0])
+    lines = len(text.splitlines())
+    return PR(
+        sha,
+        parent,
+        "runners",
+        f"runners.yaml only: {RUNNERS_LABEL}",
+        lines,
+        [RUNNERS, *masters, *sorted(recipes)],
+        "runners",
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # (a) the floor
 
@@ -655,6 +706,16 @@ def targets(prs: list[PR], cold: ColdStart) -> list[dict[str, Any]]:
     add("largest PR: CLI end-to-end ≤ 2× floor", ratio(cli, floor), TARGET_RATIO, "×")
     add("largest PR: in-process review ≤ 1 s", review, TARGET_REVIEW_S, "s")
     add("largest PR: CLI end-to-end ≤ 1 s", cli, TARGET_REVIEW_S, "s")
+    runners = next((p for p in prs if p.role == "runners" and not p.failed), None)
+    if runners is not None:
+        value = ratio(median(runners.review_wall), runners.floor)
+        add("runners.yaml-only PR: in-process review ≤ 2× its files' floor", value, TARGET_RATIO, "×")
+        add(
+            "runners.yaml-only PR: CLI ≤ 2× its files' floor",
+            ratio(median(runners.cli_wall), runners.floor),
+            TARGET_RATIO,
+            "×",
+        )
     # Issue #8 (d): the container-style cold start is `python -m bot --help`, whose whole run
     # (interpreter, imports, output) bounds its import-to-first-output time.
     add(
@@ -771,6 +832,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench: cannot clone {BUNDLE}:\n{tail(cloned.stderr)}")
             return 1
         prs = choose_prs(repo)
+        extra = runners_pr(repo)
+        if extra is not None:
+            prs.append(extra)
         print(
             f"cloned {BUNDLE.name}; reviewing {len(prs)} PRs: "
             + ", ".join(f"#{p.number} ({p.lines:,} lines)" for p in prs)

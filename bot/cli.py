@@ -170,18 +170,56 @@ def _run_review(args: argparse.Namespace, request: LocalRequest) -> int:
 
 
 def _emit(args: argparse.Namespace, report: Report, labels: tuple[str, str], seconds: float) -> int:
-    """Print the comment or the JSON report, and a one-line summary with the time taken."""
+    """Print the comment or the JSON report, and a one-line summary with the time taken. Both are
+    made whole before anything is printed: should making them fail (a bug), what is printed says
+    that this head has no verdict (`_unshown`), never a part of a review."""
     from bot.catalog import msg
-    from bot.output.render import render_comment
-    from bot.output.report_json import json_bytes
 
     started = time.perf_counter()
-    if args.format == "json":
-        sys.stdout.flush()
-        sys.stdout.buffer.write(json_bytes(report) + b"\n")
-    else:
-        sys.stdout.write(render_comment(report, lang=args.lang, base=labels[0], head=labels[1]))
+    try:
+        output = _made(args, report, labels)
+    except Exception as exc:
+        return _unshown(args, report, labels, exc)
+    _write(output)
     elapsed = f"{seconds + time.perf_counter() - started:.2f}"
     done = "cli-done" if report.reviewed else "cli-nothing-reviewed"
     _say(msg(done, verdict=report.verdict, findings=len(report.findings), seconds=elapsed), args.lang)
     return report.exit_code
+
+
+def _made(args: argparse.Namespace, report: Report, labels: tuple[str, str]) -> bytes | str:
+    from bot.output.render import render_comment
+    from bot.output.report_json import json_bytes
+
+    if args.format == "json":
+        return json_bytes(report) + b"\n"
+    return render_comment(report, lang=args.lang, base=labels[0], head=labels[1])
+
+
+def _write(output: bytes | str) -> None:
+    if isinstance(output, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(output)
+    else:
+        sys.stdout.write(output)
+
+
+def _unshown(args: argparse.Namespace, report: Report, labels: tuple[str, str], exc: Exception) -> int:
+    """The checks ran but their result could not be shown: the JSON report (verdict `error`, with
+    the findings when they can still be written) or the comment saying so, one line per language
+    on stderr, exit status 2; never a traceback."""
+    import traceback
+
+    from bot.catalog import msg
+    from bot.output.report_json import failed_json
+    from bot.output.summary import failure_comment
+
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    place = f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else "?"
+    reason = msg("output-failed", head=labels[1], error=type(exc).__name__, where=place)
+    if args.format == "json":
+        _write(failed_json(reason, report) + b"\n")
+    else:
+        _write(failure_comment(reason, args.lang, labels[0], labels[1], ran=True))
+    _say(reason, args.lang)
+    return EXIT_ERROR

@@ -1,71 +1,56 @@
-"""Base vs head: which config keys changed and how, what each point will run, published sets.
+"""Base vs head: the comparison of two resolved models of what InferenceX's generator would
+launch (`bot.model.runs`, DESIGN.md §2 "The diff is total").
 
-Reads only what a review needs through two `Snapshot`s: the master configs the PR touched (and
-only their changed entries), the recipes those entries use, runners.yaml and the changelog.
+Each ref is read with its own layout. A config key changed iff one of its runs did: its entry as
+parsed (by value and type, aliases into other entries resolved), a recipe its points name, or its
+runner's record in runners.yaml. The only shortcut is the one that cannot miss a change: a file
+git lists as unchanged has the same bytes at both refs, so a key whose entry is the same and whose
+recipes and runner record are in unchanged files has the same runs, and they are not worked out.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from bot.model import layout as layout_mod
 from bot.model import schema
 from bot.model.changelog import ChangelogDiff, compare
 from bot.model.images import ImageUse
 from bot.model.layout import Layout
-from bot.model.master import ConfigEntry, MasterFile, Point
+from bot.model.master import ConfigEntry, MasterFile
 from bot.model.owners import CodeownersFile, find_codeowners
-from bot.model.problems import Problem, from_yaml
-from bot.model.recipe import Recipe, Variant, parse_recipe
-from bot.model.selection import MAX_RUN_CHOICES, choices, select
+from bot.model.problems import Problem
+from bot.model.recipe import Recipe
+from bot.model.runs import (
+    CONCURRENCY_FIELDS,
+    SCENARIO_FIELDS,
+    Ref,
+    Run,
+    Shared,
+    mentions,
+    recipe_paths,
+    run_ident,
+    same,
+)
+from bot.model.selection import MAX_RUN_CHOICES, choices
+from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot, is_plain_path
-from bot.yamlsafe import YamlProblem, load_bytes
 
-
-class Run(NamedTuple):
-    """One benchmark run: a point at one concurrency, and the variant it selects (if unique)."""
-
-    point: Point
-    concurrency: int
-    variant: Variant | None
-
-    @property
-    def ident(self) -> tuple[Any, ...]:
-        return run_ident(self.point, self.concurrency)
-
-    def settings(self) -> tuple[Any, ...]:
-        variant = self.variant.data if self.variant else None
-        return (
-            self.point.utilization,
-            self.point.recipe,
-            self.point.selector,
-            variant,
-            _point_fields(self.point.raw),
-        )
-
-
-def run_ident(point: Point, concurrency: int) -> tuple[Any, ...]:
-    """What identifies a run across refs: its point's topology and its concurrency."""
-    return (*point.topology, concurrency)
+__all__ = ["KeyChange", "ReviewDiff", "Run", "compute", "image_uses", "run_ident"]
 
 
 def _entry_fields(raw: Any) -> Any:
     """A config entry's own fields (model, runner, precision, …), without its matrix."""
-    return {k: v for k, v in raw.items() if k != "scenarios"} if isinstance(raw, dict) else raw
-
-
-def _point_fields(raw: Any) -> Any:
-    if not isinstance(raw, dict):
-        return raw
-    return {k: v for k, v in raw.items() if k not in ("conc-list", "conc-start", "conc-end")}
+    return {k: v for k, v in raw.items() if k not in SCENARIO_FIELDS} if isinstance(raw, dict) else raw
 
 
 @dataclass
 class KeyChange:
-    """A config key whose entry or recipe changed."""
+    """A config key whose runs may have changed: its entry, a recipe it runs or its runner's
+    hardware changed (`entry_changed` says whether the entry itself did)."""
 
     key: str
     file: str
@@ -76,13 +61,22 @@ class KeyChange:
     removed: list[Run] = field(default_factory=list)
     changed: list[Run] = field(default_factory=list)
     unchanged: list[Run] = field(default_factory=list)
-    # The base run of every run in `changed` and `unchanged`, by its identity (`Run.ident`).
-    before: dict[tuple[Any, ...], Run] = field(default_factory=dict, repr=False)
+    # The base run of every run in `changed` and `unchanged` (see `base_of`).
+    before: dict[int, Run] = field(default_factory=dict, repr=False)
     entry_changed: bool = True
+    # Every head run in the matrix's order, including `duplicates`: runs whose identity an earlier
+    # run of the key has already (both are launched; the checks look at each).
+    head_runs: list[Run] = field(default_factory=list, repr=False)
+    duplicates: list[Run] = field(default_factory=list, repr=False)
+    known_duplicates: set[tuple[Any, ...]] = field(default_factory=set, repr=False)  # the base's too
 
     @property
     def line(self) -> int | None:
         return (self.head or self.base).line if (self.head or self.base) else None
+
+    def base_of(self, run: Run) -> Run:
+        """The base run a run of `changed` or `unchanged` is compared with."""
+        return self.before[id(run)]
 
     @property
     def where(self) -> dict[str, Any]:
@@ -103,20 +97,23 @@ class KeyChange:
 
     @property
     def needs_entry(self) -> bool:
-        """Whether the PR added or changed what a run of this key does, so that its results must be
-        measured again (a changelog entry must name it). Only losing points needs no entry."""
+        """Whether the PR added or changed what a run of this key starts with, so that its results
+        must be measured again (a changelog entry must name it). Only losing runs needs none; an
+        entry whose own fields changed needs one even when no run could be worked out."""
         if self.head is None:
             return False
-        if self.base is None or self.added or self.changed or self.image_changed:
+        if self.base is None or self.added or self.changed:
             return True
-        return _entry_fields(self.base.raw) != _entry_fields(self.head.raw)
+        if any(_same_run(run) not in self.known_duplicates for run in self.duplicates):
+            return True  # a run launched once more
+        return not same(_entry_fields(self.base.raw), _entry_fields(self.head.raw))
 
 
 @dataclass
 class ReviewDiff:
     """Everything the checks look at."""
 
-    layout: Layout
+    layout: Layout  # the head's
     changed_files: list[str]
     keys: dict[str, KeyChange]
     # Every key of the head's master configs, in the sweep's order (file by file), → its file.
@@ -137,9 +134,11 @@ class ReviewDiff:
     # Neither ref has a master config (the wrong repository or layout): no key can be reviewed.
     no_masters: bool = False
     masters_head: dict[str, MasterFile] = field(default_factory=dict, repr=False)
+    # What the PR should know but need not fix (a `*master*.yaml` InferenceX does not read).
+    notices: list[Problem] = field(default_factory=list)
 
     def head_entry(self, key: str) -> ConfigEntry | None:
-        """Any key's entry at the head (parsed on demand: the sweep runs keys the PR did not change)."""
+        """Any key's entry at the head (built on demand: the sweep runs keys the PR did not change)."""
         if key in self.keys:
             return self.keys[key].head
         path = self.head_keys.get(key)
@@ -168,56 +167,27 @@ def image_uses(diff: ReviewDiff) -> list[ImageUse]:
     return uses
 
 
-def _master(snapshot: Snapshot, path: str, layout: Layout) -> MasterFile | None:
-    data = snapshot.read(path)
-    return MasterFile(path, data, layout) if data is not None else None
-
-
-class _RecipeCache:
-    """Recipes of one snapshot; `parsed` is shared between base and head so that a recipe the PR
-    did not touch (the same bytes at both refs) is parsed once."""
-
-    def __init__(self, snapshot: Snapshot, parsed: dict[tuple[str, bytes], Recipe]) -> None:
-        self.snapshot = snapshot
-        self.parsed = parsed
-        self.recipes: dict[str, Recipe | None] = {}
-
-    def get(self, path: str | None) -> Recipe | None:
-        if path is None:
-            return None
-        if path not in self.recipes:
-            data = self.snapshot.read(path)
-            if data is None:
-                self.recipes[path] = None
-            else:
-                if (path, data) not in self.parsed:
-                    self.parsed[(path, data)] = parse_recipe(path, data)
-                self.recipes[path] = self.parsed[(path, data)]
-        return self.recipes[path]
-
-
-def _run_choices(entry: ConfigEntry | None, recipes: _RecipeCache | None) -> int:
+def _run_choices(entry: ConfigEntry | None, ref: Ref | None) -> int:
     """What working out an entry's runs costs (see `selection.choices`)."""
     points = entry.points if entry else ()
-    return sum(choices(recipes.get(p.recipe) if recipes else None, p) for p in points)
+    return sum(choices(ref.recipes.get(p.recipe) if ref else None, p) for p in points)
 
 
-def _classify_within_budget(
-    keys: dict[str, KeyChange], recipes_base: _RecipeCache, recipes_head: _RecipeCache
-) -> Problem | None:
+def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> Problem | None:
     """Work out every changed key's runs while the budget lasts; the keys it cannot pay for are
     left out of the review, and the problem returned names them."""
     spent = 0
     over: list[KeyChange] = []
     for change in keys.values():
         # A removed key's runs are only counted, so its recipes need not be read.
-        old_recipes = recipes_base if change.head is not None else None
-        cost = _run_choices(change.base, old_recipes) + _run_choices(change.head, recipes_head)
+        cost = _run_choices(change.base, old if change.head is not None else None)
+        cost += _run_choices(change.head, new)
         if spent + cost > MAX_RUN_CHOICES:
             over.append(change)
             continue
         spent += cost
-        _classify(change, runs_of(change.base, old_recipes), runs_of(change.head, recipes_head))
+        base_runs = old.runs(change.base, with_recipes=change.head is not None)
+        _classify(change, base_runs, new.runs(change.head), old, new)
     for change in over:
         del keys[change.key]
     if not over:
@@ -226,78 +196,75 @@ def _classify_within_budget(
     return Problem("review-too-many-runs", over[0].file, over[0].line, params)
 
 
-_RECIPE_REF = re.compile(r"""(?:srt-recipe["']?\s*:\s*|CONFIG_FILE=)["']?([^\s,}'"]+)""")
+def _matched(runs: list[Run]) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
+    """Runs by what matches them across refs, and the duplicates. A run is matched by its
+    identity (`Run.ident`); where several runs of a ref share one (a sweep over variants of one
+    topology, each point naming its own), by its point's other fields as well. Runs that share
+    even those are duplicates: the generator launches each."""
+    counts = Counter(run.ident for run in runs)
+    matched: dict[tuple[Any, ...], Run] = {}
+    duplicates: list[Run] = []
+    for run in runs:
+        key = run.ident if counts[run.ident] == 1 else _same_run(run)
+        if key in matched:
+            duplicates.append(run)
+        else:
+            matched[key] = run
+    return matched, duplicates
 
 
-def _tail(path: str) -> str:
-    return path.partition("srt-slurm-recipes/")[2] or path.partition("benchmarks/")[2] or path
-
-
-class RecipeMentions:
-    """Whether an entry's text names one of some recipes: cheap, may say yes wrongly, never no wrongly."""
-
-    def __init__(self, recipes: list[str]) -> None:
-        self.tails = {_tail(r) for r in recipes}
-        self.names = {posixpath.basename(r) for r in recipes}
-
-    def __call__(self, text: str) -> bool:
-        relative = "srt-recipe-dir" in text
-        for reference in _RECIPE_REF.findall(text):
-            path = reference.partition(":")[0]
-            if _tail(path) in self.tails or (relative and posixpath.basename(path) in self.names):
-                return True
-        return False
-
-
-def runs_of(entry: ConfigEntry | None, recipes: _RecipeCache | None) -> list[Run]:
-    """Every (point, concurrency) of an entry with the variant it uniquely selects (none without recipes)."""
-    if entry is None:
-        return []
-    runs = []
-    for point in entry.points:
-        recipe = recipes.get(point.recipe) if recipes else None
-        for conc in point.concurrencies:
-            chosen = select(recipe, point, conc) if recipe else []
-            runs.append(Run(point, conc, chosen[0] if len(chosen) == 1 else None))
-    return runs
-
-
-def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run]) -> None:
-    old = {run.ident: run for run in base_runs}
-    new = {run.ident: run for run in head_runs}
-    change.added = [run for ident, run in new.items() if ident not in old]
-    change.removed = [run for ident, run in old.items() if ident not in new]
-    for ident, run in new.items():
-        if ident in old:
-            target = change.changed if old[ident].settings() != run.settings() else change.unchanged
+def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run], old: Ref, new: Ref) -> None:
+    before, old_duplicates = _matched(base_runs)
+    after, change.duplicates = _matched(head_runs)
+    change.known_duplicates = {_same_run(run) for run in old_duplicates}
+    change.head_runs = head_runs
+    change.added = [run for key, run in after.items() if key not in before]
+    change.removed = [run for key, run in before.items() if key not in after]
+    known: dict[tuple[int, int, int], bool] = {}  # pairs of parts compared already
+    for key, run in after.items():
+        if key in before:
+            target = change.unchanged if before[key].same_settings(run, known) else change.changed
             target.append(run)
-            change.before[ident] = old[ident]
+            change.before[id(run)] = before[key]
+    _aspects(change, old, new)
+
+
+def _differs(change: KeyChange, setting: Any) -> bool:
+    """Whether a run found at both refs differs in `setting` (a function of a run)."""
+    return any(not same(setting(change.base_of(r)), setting(r)) for r in change.changed)
+
+
+def _aspects(change: KeyChange, old: Ref, new: Ref) -> None:
     base, head = change.base, change.head
     aspects = change.aspects
-    if base and head and base.image != head.image:
-        aspects.append("image")
+    if base is not None and head is not None:
+        fields = _entry_fields(base.raw), _entry_fields(head.raw)
+        both = all(isinstance(f, dict) for f in fields)
+        if both and not same(fields[0].get("image"), fields[1].get("image")):
+            aspects.append("image")
+        if both and not same(fields[0].get("runner"), fields[1].get("runner")):
+            aspects.append("runner")
+        elif not same(old.hardware(base.runner), new.hardware(head.runner)):
+            aspects.append("hardware")
     if change.added or change.removed:
         aspects.append("points")
-    if any(ident in old and old[ident].point.utilization != r.point.utilization for ident, r in new.items()):
+    if _differs(change, lambda run: run.parts[1].get("dram-utilization")):  # the group's
         aspects.append("utilization")
-    if any(
-        (old[i].variant.data if old[i].variant else None) != (r.variant.data if r.variant else None)
-        for i, r in new.items()
-        if i in old
-    ):
+    if _differs(change, lambda run: run.variant.data if run.variant else None):
         aspects.append("recipe")
     if base is None:
         aspects.append("added")
     elif head is None:
         aspects.append("removed")
-    elif not aspects and change.entry_changed:
+    elif not aspects and (change.entry_changed or change.changed):
         aspects.append("other")
 
 
-def _odd_names(changed_files: list[str], layout: Layout) -> list[Problem]:
+def _odd_names(changed_files: list[str], layouts: tuple[Layout, ...]) -> list[Problem]:
     """Changed files where the sweep reads data whose names prbot cannot ask git for (a line break,
     an empty, `.` or `..` part): they would run unchecked, so each is a problem, never a skip."""
-    folders = (f"{layout.root}configs/", f"{layout.root}benchmarks/", layout_mod.OLDER_CONFIGS)
+    folders = tuple(f for layout in layouts for f in (f"{layout.root}configs/", f"{layout.root}benchmarks/"))
+    folders += (layout_mod.OLDER_CONFIGS,)
     return [
         Problem("path-odd-name", path, None, {"path": repr(path)[1:-1]})
         for path in changed_files
@@ -309,47 +276,68 @@ def _is_recipe(path: str, layout: Layout) -> bool:
     return path.startswith(f"{layout.root}benchmarks/") and path.endswith((".yaml", ".yml"))
 
 
-def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewDiff:
-    """Read the changed files at both refs and work out what changed for every config key."""
-    layout = layout_mod.detect(head)
-    problems: list[Problem] = _odd_names(changed_files, layout)
-    master_paths = [p for p in changed_files if layout.is_master_config(p)]
-    head_masters_all = layout_mod.master_config_paths(head, layout)
-    parsed: dict[tuple[str, bytes], Recipe] = {}
-    recipes_base, recipes_head = _RecipeCache(base, parsed), _RecipeCache(head, parsed)
-    keys: dict[str, KeyChange] = {}
-    masters_head: dict[str, MasterFile] = {}
-    head_keys: dict[str, str] = {}
-    for path in head_masters_all:
-        master = _master(head, path, layout)
-        if master is None:
-            continue
-        masters_head[path] = master
-        head_keys.update(dict.fromkeys(master.keys(), path))
-    unreadable = _changed_keys(base, layout, master_paths, masters_head, keys)
-    for path in master_paths:  # after the entries were parsed: their problems are the file's too
-        if path in masters_head:
-            problems.extend(p for p in masters_head[path].problems if p not in problems)
-    changed_recipes = [p for p in changed_files if _is_recipe(p, layout)]
-    if changed_recipes:
-        _keys_using_recipes(changed_recipes, base, masters_head, keys, layout)
+def _key_problems(new: Ref) -> list[Problem]:
+    """What InferenceX's generator refuses about the head's keys: one key in two master configs,
+    a `*` in a key (its `load_config_files`)."""
+    stars = [
+        Problem("master-key-star", path, new.line(key), {"key": key, "path": path})
+        for key, path in new.keys.items()
+        if "*" in key
+    ]
+    return [*new.twice, *stars]
+
+
+def _not_read(changed_files: list[str], old: Ref, new: Ref) -> list[Problem]:
+    """A `*master*.yaml` the PR changes (and keeps) that InferenceX does not read."""
+    read = {*old.masters, *new.masters}
+    masters = list(new.masters) or list(old.masters)
+    return [
+        Problem("master-not-read", path, None, {"path": path, "masters": masters})
+        for path in changed_files
+        if layout_mod.looks_like_master(path)
+        and path not in read
+        and is_plain_path(path)
+        and new.snapshot.read(path) is not None
+    ]
+
+
+def compute(
+    base: Snapshot, head: Snapshot, changed_files: list[str], master_configs: tuple[str, ...] = MASTER_CONFIGS
+) -> ReviewDiff:
+    """Both refs' models, and what changed for every config key between them."""
+    shared = Shared()
+    old, new = Ref(base, master_configs, shared), Ref(head, master_configs, shared)
+    layout = new.layout
+    changed = set(changed_files)
+    problems = _odd_names(changed_files, (old.layout, new.layout)) + _key_problems(new)
+    for path, master in new.masters.items():  # a file the PR did not touch is not its fault
+        if path in changed or path not in old.masters:
+            problems.extend(p for p in master.problems if p not in problems)
+    unreadable = [p for p, m in new.masters.items() if m.unreadable and p in changed]
+    changed_recipes = [p for p in changed_files if _is_recipe(p, new.layout) or _is_recipe(p, old.layout)]
+    keys = _changed_keys(old, new, changed, changed_recipes, unreadable)
     for path in changed_recipes:  # read even when no key runs them, so that a broken one is named
-        recipes_head.get(path)
+        if _is_recipe(path, new.layout):
+            new.recipes.get(path)
     _prefetch_recipes(keys, base, head)
-    too_many_runs = _classify_within_budget(keys, recipes_base, recipes_head)
+    too_many_runs = _classify_within_budget(keys, old, new)
     if too_many_runs is not None:
         problems.append(too_many_runs)
+    notices = _not_read(changed_files, old, new)
     for change in keys.values():
         if change.head is not None:
             problems.extend(change.head.problems)
+        for run in change.duplicates:  # one the base had already is not this PR's doing
+            (notices if _same_run(run) in change.known_duplicates else problems).append(
+                _duplicate(change, run)
+            )
     used = {p.recipe for c in keys.values() if c.head for p in c.head.points if p.recipe}
-    recipe_users = _recipe_users(sorted(used), masters_head)
-    runners, runners_problem = _runners(head, layout)
-    if runners is not None and layout.runners in changed_files:  # what the generator refuses in it
+    runners, runners_problem = new.runners
+    if runners is not None and layout.runners in changed:  # what the generator refuses in it
         problems += schema.runners(runners, layout.runners)
-    changelog_changed = layout.changelog in changed_files
+    changelog_changed = layout.changelog in changed or (old.layout.changelog in changed)
     changelog = (
-        compare(layout.changelog, base.read(layout.changelog), head.read(layout.changelog))
+        compare(layout.changelog, base.read(old.layout.changelog), head.read(layout.changelog))
         if changelog_changed
         else None
     )
@@ -357,75 +345,99 @@ def compute(base: Snapshot, head: Snapshot, changed_files: list[str]) -> ReviewD
         layout,
         changed_files,
         keys,
-        head_keys,
+        dict(new.keys),
         changelog,
         changelog_changed,
-        recipes_head.recipes,
-        recipes_base.recipes,
+        new.recipes.recipes,
+        old.recipes.recipes,
         runners,
         runners_problem,
         problems,
         changed_recipes,
-        recipe_users,
+        _recipe_users(sorted(used), new),
         codeowners=find_codeowners(base),
         unreadable_masters=unreadable,
-        no_masters=not head_masters_all and not layout_mod.master_config_paths(base, layout),
-        masters_head=masters_head,
+        no_masters=not new.masters and not old.masters,
+        masters_head=new.masters,
+        notices=notices,
     )
 
 
-Side = dict[str, tuple[str, MasterFile]]  # config key → (path, the master config holding it)
+def _same_run(run: Run) -> tuple[Any, ...]:
+    """What two runs that the generator would launch twice share: the identity and every field of
+    their points but the concurrencies (older points told runs apart by fields the identity does
+    not name, `offloading: cpu`, or by the `CONFIG_FILE=…:variant` each names)."""
+    point = run.point.raw
+    fields = (
+        {k: v for k, v in point.items() if k not in CONCURRENCY_FIELDS} if isinstance(point, dict) else point
+    )
+    return (*run.ident, _frozen(fields))
+
+
+def _frozen(value: Any) -> Any:
+    """A parsed value as something hashable, types kept apart (`True`, `1` and `1.0` differ)."""
+    if isinstance(value, dict):
+        return ("map", tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return ("seq", tuple(_frozen(v) for v in value))
+    return (type(value).__name__, repr(value))
+
+
+def _duplicate(change: KeyChange, run: Run) -> Problem:
+    """A second run of a key with an identity an earlier run has (both are launched)."""
+    first = next(r for r in change.head_runs if _same_run(r) == _same_run(run))
+    params = {"key": change.key, "concurrency": run.concurrency, "first_line": first.point.line}
+    params["line"] = run.point.line
+    return Problem("runs-duplicate", run.point.file, run.point.line, params)
 
 
 def _changed_keys(
-    base: Snapshot,
-    layout: Layout,
-    master_paths: list[str],
-    masters_head: dict[str, MasterFile],
-    keys: dict[str, KeyChange],
-) -> list[str]:
-    """Compare the changed master configs key by key, wherever each key lives at either ref: a
-    key moved to another file (or a file renamed or moved) with the same entry did not change.
-    Returns the changed master configs unreadable at the head: their keys are unknown, not removed."""
-    old_side: Side = {}
-    new_side: Side = {}
-    for path in master_paths:
-        old, new = _master(base, path, layout), masters_head.get(path)
-        if old is not None:
-            old_side.update((key, (path, old)) for key in old.entries if key not in old_side)
-        if new is not None:
-            new_side.update((key, (path, new)) for key in new.entries if key not in new_side)
-    for key in old_side.keys() - new_side.keys():  # gone from its file: perhaps in another one
-        for path, master in masters_head.items():
-            if key in master.entries:
-                new_side[key] = (path, master)
-                break
-    only_new = new_side.keys() - old_side.keys()
-    if only_new:
-        for path in layout_mod.master_config_paths(base, layout):
-            old = _master(base, path, layout) if path not in master_paths else None
-            for key in only_new & old.entries.keys() if old else ():
-                old_side.setdefault(key, (path, old))
-    for key in sorted(old_side.keys() | new_side.keys(), key=lambda k: (k not in new_side, k)):
-        was, now = old_side.get(key), new_side.get(key)
-        texts = (was[1].entries.get(key) if was else None, now[1].entries.get(key) if now else None)
-        if texts[0] and texts[1] and texts[0].text == texts[1].text:
+    old: Ref, new: Ref, changed: set[str], changed_recipes: list[str], unreadable: list[str]
+) -> dict[str, KeyChange]:
+    """Every key whose runs may differ between the refs, wherever it lives at either: a key moved
+    to another file (or a file renamed or moved) with the same entry and the same inputs did not
+    change. Keys of a changed master config unreadable at the head are unknown, not removed."""
+    same_root = old.layout.root == new.layout.root
+    recipes = set(changed_recipes)
+    runners = not same_root or old.layout.runners in changed or new.layout.runners in changed
+    keys: dict[str, KeyChange] = {}
+    for key in sorted(old.keys.keys() | new.keys.keys(), key=lambda k: (k not in new.keys, k)):
+        if old.keys.get(key) in unreadable or new.keys.get(key) in unreadable:
             continue
-        before = was[1].entry(key) if was else None
-        after = now[1].entry(key) if now else None
-        if before is not None and after is not None and before.raw == after.raw:
+        file = new.keys.get(key) or old.keys[key]
+        if key not in old.keys or key not in new.keys or not same(old.raw(key), new.raw(key)):
+            keys[key] = KeyChange(key, file, old.entry(key), new.entry(key))
             continue
-        keys[key] = KeyChange(key, now[0] if now else was[0] if was else "", before, after)
-    # A file found unreadable while its entries were parsed: what its keys became is unknown.
-    unreadable = [p for p in master_paths if p in masters_head and masters_head[p].unreadable]
-    gone = {key for key, (path, _) in {**old_side, **new_side}.items() if path in unreadable}
-    for key in [k for k, change in keys.items() if change.file in unreadable or k in gone]:
-        del keys[key]
-    return unreadable
+        if same_root and not runners and not recipes:
+            continue  # the same entry, and every file its runs read has the same bytes
+        if _inputs_changed(key, old, new, recipes if same_root else None, runners):
+            keys[key] = KeyChange(key, file, old.entry(key), new.entry(key), entry_changed=False)
+    return keys
+
+
+def _inputs_changed(key: str, old: Ref, new: Ref, recipes: set[str] | None, runners: bool) -> bool:
+    """Whether a key whose entry is the same at both refs runs differently: a recipe it names
+    changed (`recipes`, the changed ones; None: the roots differ, so each recipe's bytes are
+    compared), or its runner's record in runners.yaml did (`runners`: runners.yaml may differ)."""
+    raw = new.raw(key)
+    runner = raw.get("runner") if isinstance(raw, dict) else None
+    if runners and not same(old.hardware(runner), new.hardware(runner)):
+        return True
+    if recipes is not None:
+        # The entry is built only when one of its strings names a changed file (see `mentions`).
+        names = {posixpath.basename(path) for path in recipes}
+        return bool(names) and mentions(raw, names) and not recipes.isdisjoint(recipe_paths(new.entry(key)))
+    before, after = old.entry(key), new.entry(key)
+    if before is None or after is None:
+        return before is not after
+    pairs = {(a.recipe, b.recipe) for a, b in zip(before.points, after.points, strict=False)}
+    return any(
+        a is None or b is None or old.snapshot.read(a) != new.snapshot.read(b) for a, b in pairs if a or b
+    )
 
 
 def _prefetch_recipes(keys: dict[str, KeyChange], base: Snapshot, head: Snapshot) -> None:
-    """Ask for every recipe that `runs_of` is about to look up, in the order it will: git then
+    """Ask for every recipe that the runs are about to look up, in the order they will: git then
     unpacks each one while the ones before it are parsed."""
     for change in keys.values():
         if change.head is None:  # a removed key's recipes are not read
@@ -435,48 +447,14 @@ def _prefetch_recipes(keys: dict[str, KeyChange], base: Snapshot, head: Snapshot
         head.prefetch(list(dict.fromkeys(p.recipe for p in change.head.points if p.recipe)))
 
 
-def _recipe_users(paths: list[str], masters: dict[str, MasterFile]) -> dict[str, list[ConfigEntry]]:
-    """Every head config entry that runs each recipe (for left-over variant detection)."""
+def _recipe_users(paths: list[str], new: Ref) -> dict[str, list[ConfigEntry]]:
+    """Every head config entry that runs each recipe (for left-over variant detection), from the
+    parsed points of every key."""
     users: dict[str, list[ConfigEntry]] = {path: [] for path in paths}
-    mentioned = RecipeMentions(paths)
-    for master in masters.values():
-        for key, chunk in master.entries.items():
-            if not master.is_parsed(key) and chunk.text and not mentioned(chunk.text):
-                continue
-            entry = master.entry(key)
-            for path in {p.recipe for p in entry.points if p.recipe in users} if entry else ():
-                users[path].append(entry)
+    if not paths:
+        return users
+    for key in new.keys:
+        entry = new.entry(key)
+        for path in sorted(recipe_paths(entry) & users.keys()) if entry else ():
+            users[path].append(entry)
     return users
-
-
-def _keys_using_recipes(
-    changed: list[str],
-    base: Snapshot,
-    masters: dict[str, MasterFile],
-    keys: dict[str, KeyChange],
-    layout: Layout,
-) -> None:
-    """Add unchanged config keys whose points use a recipe the PR changed."""
-    base_masters: dict[str, MasterFile | None] = {}
-    mentioned = RecipeMentions(changed)
-    for path, master in masters.items():
-        for key, chunk in master.entries.items():
-            if key in keys or not mentioned(chunk.text):
-                continue
-            entry = master.entry(key)
-            if entry is None or not any(p.recipe in changed for p in entry.points):
-                continue
-            if path not in base_masters:
-                base_masters[path] = _master(base, path, layout)
-            old = base_masters[path]
-            keys[key] = KeyChange(key, path, old.entry(key) if old else None, entry, entry_changed=False)
-
-
-def _runners(head: Snapshot, layout: Layout) -> tuple[Any, Problem | None]:
-    data = head.read(layout.runners)
-    if data is None:
-        return None, Problem("runners-missing", layout.runners, None, {"path": layout.runners})
-    try:
-        return load_bytes(data).data, None
-    except YamlProblem as exc:
-        return None, from_yaml(exc, layout.runners)

@@ -80,9 +80,10 @@ class ReviewDeadline(BaseException):
 
 
 @contextmanager
-def _alarm(seconds: int) -> Iterator[None]:
-    """Raise ReviewDeadline wherever the review is once `seconds` have passed. Signals reach only
-    the main thread; elsewhere (a caller's worker thread) the deadline is checked between checks."""
+def alarm(seconds: float) -> Iterator[None]:
+    """Raise ReviewDeadline wherever the work is once `seconds` have passed (the review's checks,
+    `prbot fix`'s edits). Signals reach only the main thread; elsewhere (a caller's worker thread)
+    the review checks its deadline between checks."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -91,8 +92,8 @@ def _alarm(seconds: int) -> Iterator[None]:
         raise ReviewDeadline
 
     previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -160,7 +161,7 @@ def review(
     settings = settings or Settings()
     progress = _Progress(settings.review_deadline_s)
     try:
-        with _alarm(settings.review_deadline_s):
+        with alarm(settings.review_deadline_s):
             return _review(base, head, changed_files, pr, settings, resolve, progress)
     except ReviewDeadline:
         return progress.late()
@@ -177,7 +178,7 @@ def _review(
 ) -> Report:
     deadline = time.monotonic() + settings.review_deadline_s  # where no alarm can ring
     try:
-        diff = compute(base, head, changed_files)
+        diff = compute(base, head, changed_files, settings.master_configs)
     except SourceError:
         raise  # a file could not be fetched: the caller says which, and the review did not run
     except Exception as exc:

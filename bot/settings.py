@@ -12,6 +12,10 @@ from typing import Any
 from bot.catalog import Msg, msg
 from bot.yamlsafe import YamlProblem, load_bytes
 
+# The files InferenceX's generator reads, from the layout's root (its `utils/constants.py`
+# MASTER_CONFIGS); a settings file may name others (`master-configs`).
+MASTER_CONFIGS = ("configs/amd-master.yaml", "configs/nvidia-master.yaml")
+
 
 class SettingsError(Exception):
     """The settings file is not valid; `message` says why, in one line."""
@@ -43,6 +47,9 @@ class Settings:
     # Repository admins: like the core team, their ownership never needs a CODEOWNER sign-off.
     admins: tuple[str, ...] = field(default=())
     signoff_phrase: str = "As a PR reviewer and CODEOWNER, I have reviewed this and have"
+    # The master configs InferenceX's generator reads, from the layout's root (its
+    # `utils/constants.py` MASTER_CONFIGS); older history keeps the same names under `.github/`.
+    master_configs: tuple[str, ...] = MASTER_CONFIGS
 
     @classmethod
     def from_yaml(cls, data: bytes) -> Settings:

@@ -33,6 +33,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 EPOCH = datetime(2026, 10, 29, 10, 0, 0, tzinfo=UTC)
 WEB = "https://github.com"
 DOCS = "https://docs.github.com/rest"
+#: The `content` values GitHub's OpenAPI description allows for a reaction.
+REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
 
 
 def _time(offset: int) -> str:
@@ -114,10 +116,28 @@ class ReviewComment:
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    """An error answer: `message`, and GitHub's `errors` list where its OpenAPI description has one
+    (422: strings for a review, `{resource, field, code}` objects for comments and reactions)."""
+
+    def __init__(self, status: int, message: str, errors: list[Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.errors = errors
+
+    def payload(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"message": self.message, "documentation_url": DOCS}
+        if self.errors is not None:
+            body["errors"] = self.errors
+        return body
+
+
+def _invalid(resource: str, field: str, code: str = "invalid", message: str | None = None) -> ApiError:
+    """GitHub's 422 for a field of a request body (its `validation-error` schema)."""
+    error: dict[str, Any] = {"resource": resource, "field": field, "code": code}
+    if message is not None:
+        error["message"] = message
+    return ApiError(422, "Validation Failed", [error])
 
 
 def _user(login: str, kind: str = "User", api: str = "") -> dict[str, Any]:
@@ -256,9 +276,11 @@ class FakeGitHub:
         times: int | None = 1,
         message: str = "Server Error",
         headers: dict[str, str] | None = None,
+        errors: list[Any] | None = None,
     ) -> None:
-        """Answer matching requests (regex on the path) with an error, `times` times (None: always)."""
-        body = {"message": message, "documentation_url": DOCS}
+        """Answer matching requests (regex on the path) with an error, `times` times (None: always);
+        `errors` is GitHub's list of reasons of a 422."""
+        body = ApiError(status, message, errors).payload()
         self.faults.append(Fault(method.upper(), re.compile(pattern), status, times, body, headers or {}))
 
     def read_only(self) -> None:
@@ -522,7 +544,7 @@ class FakeGitHub:
                 try:
                     return action(self, query, body, *map(unquote, match.groups()))
                 except ApiError as exc:
-                    return exc.status, {"message": exc.message, "documentation_url": DOCS}, {}
+                    return exc.status, exc.payload(), {}
         return 404, {"message": "Not Found", "documentation_url": DOCS}, {}
 
     def page(self, path: str, query: dict[str, list[str]], items: list[Any]) -> tuple[int, Any, dict]:
@@ -592,16 +614,16 @@ class FakeGitHub:
         pull = self._pull(number)
         body = body if isinstance(body, dict) else {}
         event, text, wanted = body.get("event"), body.get("body") or "", body.get("comments") or []
-        if event not in ("APPROVE", "REQUEST_CHANGES", "COMMENT"):
-            raise ApiError(422, "Unprocessable Entity")  # a pending review is not modelled here
+        if event not in ("APPROVE", "REQUEST_CHANGES", "COMMENT"):  # a pending review is not modelled
+            raise ApiError(422, "Unprocessable Entity", ["Event is not supported here"])
         if event != "APPROVE" and not text:  # GitHub's docs: required for COMMENT and REQUEST_CHANGES
-            raise ApiError(422, "Unprocessable Entity: body is required")
+            raise ApiError(422, "Unprocessable Entity", ["Body is required"])
         commit = self._commit(body.get("commit_id") or pull.head)
         lines = self._diff_lines(pull, commit)
-        for item in wanted:
+        for item in wanted:  # one refused comment refuses the review; the reason does not say which
             path, line = item.get("path"), item.get("line")
             if item.get("side", "RIGHT") != "RIGHT" or line not in lines.get(path, ()):
-                raise ApiError(422, "Unprocessable Entity: Line could not be resolved")
+                raise ApiError(422, "Unprocessable Entity", ["Line could not be resolved"])
         login = self.login or self.bot_login
         kind = "User" if self.login else "Bot"
         review = self.add_review(int(number), text, login, state="COMMENTED")
@@ -624,6 +646,18 @@ class FakeGitHub:
         payload["user"] = _user(login, kind, self.url)
         return 200, payload, {}
 
+    def _update_review(self, query: dict, body: Any, number: str, review_id: str) -> tuple[int, Any, dict]:
+        """PUT .../reviews/{id}: a submitted review's body is replaced (its comments stay)."""
+        self._pull(number)
+        review = next((r for r in self.reviews if r.id == int(review_id) and r.number == int(number)), None)
+        if review is None:
+            raise ApiError(404, "Not Found")
+        text = (body or {}).get("body")
+        if not isinstance(text, str) or not text:
+            raise ApiError(422, "Unprocessable Entity", ["Body is required"])
+        review.body = text
+        return 200, self.review_payload(review), {}
+
     def _delete_review_comment(self, query: dict, body: Any, comment_id: str) -> tuple[int, Any, dict]:
         if self.review_comments.pop(int(comment_id), None) is None:
             raise ApiError(404, "Not Found")
@@ -634,6 +668,15 @@ class FakeGitHub:
         merge_base, files = self._diff(base_sha, head_sha)
         ahead = int(self.git("rev-list", "--count", f"{merge_base}..{head_sha}").decode())
         behind = int(self.git("rev-list", "--count", f"{merge_base}..{base_sha}").decode())
+        commits = self._ahead(merge_base, head_sha)
+        headers: dict[str, str] = {}
+        if "page" in query or "per_page" in query:  # paged: oldest first, files on the first page only
+            path = f"/repos/{self.full_name}/compare/{base}...{head}"
+            _, commits, headers = self.page(path, query, commits)
+            if int(query.get("page", ["1"])[0]) != 1:
+                files = []
+        else:
+            commits = commits[-250:]  # GitHub's docs: at most 250, the last being the newest
         return (
             200,
             {
@@ -645,16 +688,15 @@ class FakeGitHub:
                 "total_commits": ahead,
                 "base_commit": self._commit_payload(base_sha),
                 "merge_base_commit": self._commit_payload(merge_base),
-                "commits": [self._commit_payload(sha) for sha in self._ahead(merge_base, head_sha)],
+                "commits": [self._commit_payload(sha) for sha in commits],
                 "files": files[: self.compare_file_limit],
             },
-            {},
+            headers,
         )
 
     def _ahead(self, merge_base: str, head_sha: str) -> list[str]:
-        """The commits a comparison lists: oldest first, at most 250, as GitHub does."""
-        out = self.git("rev-list", "--reverse", f"{merge_base}..{head_sha}").decode().split()
-        return out[:250]
+        """The commits a comparison lists, oldest first."""
+        return self.git("rev-list", "--reverse", f"{merge_base}..{head_sha}").decode().split()
 
     def _get_commit(self, query: dict, body: Any, ref: str) -> tuple[int, Any, dict]:
         return 200, self._commit_payload(self._commit(ref)), {}
@@ -755,9 +797,9 @@ class FakeGitHub:
             raise ApiError(404, "Not Found")
         text = (body or {}).get("body")
         if not isinstance(text, str) or not text:
-            raise ApiError(422, "Validation Failed")
+            raise _invalid("IssueComment", "body", "missing_field")
         if len(text) > 65_536:
-            raise ApiError(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+            raise _invalid("IssueComment", "body", "custom", "body is too long (maximum is 65536 characters)")
         login = self.login or self.bot_login
         kind = "User" if self.login else "Bot"
         comment = self.add_comment(int(number), text, login, kind, "NONE" if kind == "Bot" else "MEMBER")
@@ -775,8 +817,10 @@ class FakeGitHub:
     def _edit_comment(self, query: dict, body: Any, comment_id: str) -> tuple[int, Any, dict]:
         comment = self._comment(comment_id)
         text = (body or {}).get("body")
-        if not isinstance(text, str) or len(text) > 65_536:
-            raise ApiError(422, "Validation Failed")
+        if not isinstance(text, str) or not text:
+            raise _invalid("IssueComment", "body", "missing_field")
+        if len(text) > 65_536:
+            raise _invalid("IssueComment", "body", "custom", "body is too long (maximum is 65536 characters)")
         # As on GitHub, a token that may write to the repository may edit anyone's comment.
         comment.body, comment.updated = text, self.tick()
         return 200, self.comment_payload(comment), {}
@@ -789,8 +833,8 @@ class FakeGitHub:
     def _react(self, query: dict, body: Any, comment_id: str) -> tuple[int, Any, dict]:
         self._comment(comment_id)
         content = (body or {}).get("content")
-        if content not in ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"):
-            raise ApiError(422, "Validation Failed")
+        if content not in REACTIONS:
+            raise _invalid("Reaction", "content")
         self.reactions.append((int(comment_id), content))
         login = self.login or self.bot_login
         return (
@@ -852,6 +896,7 @@ _ROUTES: list[tuple[str, str, Callable[..., tuple[int, Any, dict]]]] = [
     ("GET", r"{repo}/pulls/(\d+)/files", FakeGitHub._get_pull_files),
     ("GET", r"{repo}/pulls/(\d+)/reviews", FakeGitHub._get_reviews),
     ("POST", r"{repo}/pulls/(\d+)/reviews", FakeGitHub._create_review),
+    ("PUT", r"{repo}/pulls/(\d+)/reviews/(\d+)", FakeGitHub._update_review),
     ("GET", r"{repo}/pulls/(\d+)/comments", FakeGitHub._list_review_comments),
     ("DELETE", r"{repo}/pulls/comments/(\d+)", FakeGitHub._delete_review_comment),
     ("GET", r"{repo}/compare/([^/]+?)\.\.\.([^/]+)", FakeGitHub._compare),
@@ -922,7 +967,7 @@ class _Handler(BaseHTTPRequestHandler):
         if data:
             self.wfile.write(data)
 
-    do_GET = do_POST = do_PATCH = do_DELETE = _serve
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
 
 @dataclass

@@ -588,8 +588,15 @@ def test_a_bug_while_publishing_is_one_line_and_exit_2(
     monkeypatch.setattr(bot.github_action.outputs, "annotations", broken)
     run = act(fake, tmp_path, pull_event(fake, PR))
     assert run.code == 2
-    assert "::error title=prbot::prbot stopped on an unexpected KeyError (test_action.py:" in run.log
+    head = fake.pulls[PR].head[:12]
+    assert (
+        f"::error title=prbot::The checks of head {head} ran, but prbot stopped on an unexpected "
+        "KeyError (test_action.py:" in run.log
+    )
     assert run.outputs["verdict"] == "error"
+    assert (
+        "### prbot review — could not complete" in stickies(fake)[0].body
+    )  # the clean one posted before is gone
 
 
 def test_a_review_in_which_every_check_crashed_exits_2(

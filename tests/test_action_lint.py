@@ -58,13 +58,19 @@ def test_workflows_pass_actionlint() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_dockerfile_runs_prbot_action_as_non_root() -> None:
+def test_dockerfile_runs_prbot_action_as_github_runs_docker_actions() -> None:
+    """GitHub's docs for Docker actions: "Do not use the USER instruction in your Dockerfile"
+    (https://docs.github.com/en/actions/reference/workflows-and-actions/dockerfile-support#user);
+    with `USER 1001` the action failed on every runner whose folders belong to another id. prbot
+    takes the id of the workspace's owner itself (bot/github_action/privileges.py)."""
     text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
     assert text.rstrip().endswith('ENTRYPOINT ["prbot", "action"]')
-    users = re.findall(r"^USER\s+(\S+)", text, re.MULTILINE)
-    assert users and users[-1] not in ("root", "0")
+    assert not re.findall(r"^USER\s", text, re.MULTILINE | re.IGNORECASE)
     assert "PIP_CONSTRAINT=/src/constraints.txt" in text and "--no-cache-dir" in text
-    assert re.search(r"^FROM python:3\.1[12]-slim", text, re.MULTILINE)
+    bases = re.findall(r"^FROM (\S+)", text, re.MULTILINE)
+    assert len(bases) == 2 and len(set(bases)) == 1, bases  # both stages on one base
+    assert re.fullmatch(r"python:3\.12-slim-bookworm@sha256:[0-9a-f]{64}", bases[0])  # pinned by digest
+    assert "compileall" in text and "unchecked-hash" in text  # the stdlib and prbot as bytecode
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
     assert ignored[ignored.index("*") + 1 :][:1] == ["!pyproject.toml"]  # everything else is opt-in
 
@@ -115,3 +121,11 @@ def test_docs_show_the_example_workflow_and_every_input_and_output() -> None:
     assert set(events) == {"pull_request_target", "pull_request_review", "issue_comment"}
     assert not any("checkout" in str(step.get("uses", "")) for step in job["steps"])
     assert set(job["steps"][0]["with"]) <= INPUTS
+
+
+def test_dependabot_keeps_the_base_image_actions_and_python_dependencies_current() -> None:
+    config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text(encoding="utf-8"))
+    assert config["version"] == 2
+    ecosystems = {u["package-ecosystem"]: u for u in config["updates"]}
+    assert set(ecosystems) == {"docker", "github-actions", "pip"}
+    assert all(u["directory"] == "/" and u["schedule"]["interval"] for u in ecosystems.values())

@@ -53,6 +53,12 @@ others being a base the gate already refused and prbot's own coverage rule (docs
   which repaired it, is reviewed as a repair: the base's error is `unverified`, not blocking).
 - dram-unknown-runner (1): DSV4 GB300 agentic points offload KV to DRAM on `cluster:gb300-nv`,
   which has no hardware record in runners.yaml.
+- runs-duplicate (1): `dsr1-fp4-mi355x-sglang-disagg-8k1k-mtp` lists two identical 1P2D TP8
+  points that both run C32, so the generator launches that run twice; #1992 (every key looks
+  added) is where it is the PR's own. Later PRs that change the key only carry it over: a warning.
+- changelog-hardware-key-not-covered (1): #2121 added `cluster:gb300-nv` to runners.yaml, which
+  changes the host DRAM every run of the five DSV4 GB300 AgentX keys on it starts with, and its
+  entry names only the new Qwen3.5 keys (issue #22: a runners.yaml change counts).
 - schema-* (20 PRs, all merged after #1992): master-config entries and runners.yaml held to the
   generator's models as they are now (upstream 843c6254f), which tightened after these PRs:
   schema-disagg-no-transfer (17) disaggregated keys added or changed before every one needed
@@ -99,12 +105,14 @@ EXPECTED_PRS = {
     ("changelog", "changelog-link-edit-mixed"): 1,
     ("changelog", "yaml-syntax"): 1,
     ("dram", "dram-unknown-runner"): 1,
+    ("consistency", "runs-duplicate"): 1,
+    ("changelog", "changelog-hardware-key-not-covered"): 1,
     ("consistency", "schema-disagg-no-transfer"): 17,
     ("consistency", "schema-wrong-type"): 4,
     ("consistency", "schema-unknown-field"): 1,
     ("consistency", "schema-runner-labels"): 1,
 }
-EXPECTED_BLOCKED = 350
+EXPECTED_BLOCKED = 351  # 341 before #22; #2121 (hardware coverage) and 9 PRs the schema blocks join
 SUMMARY = Path(tempfile.gettempdir()) / "prbot-history-replay.txt"
 
 

@@ -697,13 +697,15 @@ def test_a_failing_diff_is_reported_by_every_check_and_exits_2(review_example, m
 
 
 def test_a_concurrency_beyond_64_bits_still_gives_a_valid_json_report(review_example) -> None:
-    """orjson refuses integers over 64 bits; the report then falls back to the json module, whole."""
+    """orjson refuses integers over 64 bits; the report then falls back to the json module, whole.
+    A concurrency that large is a blocking finding of its own (#23), its point left out."""
     huge = 2**70
     report = review_example({MASTER: point("conc-list: [1, 4]", f"conc-list: [1, {huge}]")})
     assert_sound(report)
     data = json.loads(report_json.json_bytes(report))
-    assert data["published_sets"][KEY]["head"][-1] == huge  # sorted: the largest comes last
-    assert huge in [run["concurrency"] for run in data["sweep_plan"]["keys"][KEY]["runs"]]
+    [finding] = [f for f in data["findings"] if "names the concurrency" in f["message_en"]]
+    assert finding["severity"] == "blocking" and f"the concurrency {huge}, which" in finding["message_en"]
+    assert huge not in data["published_sets"][KEY]["head"]
 
 
 def test_cli_exit_statuses(example, monkeypatch, capsys) -> None:

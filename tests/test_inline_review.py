@@ -163,6 +163,7 @@ def test_a_file_without_a_patch_gets_no_comment(example, served) -> None:
     [
         ("read-only", "The inline review could not be posted: the token may not write to this pull request"),
         ("422", "The inline review could not be posted: GitHub answered HTTP 422 while posting the inline"),
+        ("422", "inline review: Unprocessable Entity: Pull request review thread is locked"),  # errors[]
     ],
 )
 def test_a_refused_review_is_a_note_and_the_exit_status_follows_the_verdict(
@@ -173,7 +174,8 @@ def test_a_refused_review_is_a_note_and_the_exit_status_follows_the_verdict(
     if refuse == "read-only":
         fake.read_only()
     else:
-        fake.fail("POST", r"/pulls/7/reviews$", 422, None, "Unprocessable Entity")
+        reason = ["Pull request review thread is locked"]
+        fake.fail("POST", r"/pulls/7/reviews$", 422, None, "Unprocessable Entity", errors=reason)
     code, log, summary = action.run()
     assert code == 1  # blocking, as without the inline review
     assert note in summary and note in log
@@ -269,3 +271,112 @@ def test_the_inline_review_can_be_turned_off(example, served) -> None:
     assert code == 1
     assert not fake.calls("POST", r"/pulls/7/reviews$") and ours(fake) == []
     assert any("1800" in c.body for c in fake.comments_on(PR))  # the sticky comment says it
+
+
+# ---------------------------------------------------------------- replacing a review (#25 items 5, 6)
+
+
+def test_the_new_review_is_posted_before_the_previous_one_is_retired(example, served) -> None:
+    fake, action = served
+    action.push(example, {RECIPE: WRONG_TOTAL}, "TOTAL_CPU_DRAM_GB typo")
+    action.run()
+    [first] = ours(fake)
+    action.push(example, {MASTER: lambda text: text + "\n"}, "unrelated")
+    before = len(fake.requests)
+    action.run()
+    writes = [(r.method, r.path) for r in fake.requests[before:] if "/pulls/" in r.path and r.method != "GET"]
+    assert writes[:2] == [
+        ("POST", "/repos/acme/inferencex/pulls/7/reviews"),
+        ("DELETE", f"/repos/acme/inferencex/pulls/comments/{first.id}"),
+    ]
+
+
+def test_a_review_github_refuses_leaves_the_previous_one_up(example, served) -> None:
+    """The new review refused for a reason no comment explains: the previous head's comment stays
+    (it used to be deleted first, leaving the pull request with no inline comment at all)."""
+    fake, action = served
+    action.push(example, {RECIPE: WRONG_TOTAL}, "TOTAL_CPU_DRAM_GB typo")
+    action.run()
+    [first] = ours(fake)
+    action.push(example, {MASTER: lambda text: text + "\n"}, "unrelated")
+    fake.fail(
+        "POST", r"/pulls/7/reviews$", 422, None, "Unprocessable Entity", errors=["Something went wrong"]
+    )
+    code, _, summary = action.run()
+    assert code == 1
+    assert [c.id for c in ours(fake)] == [first.id]
+    assert "The inline review could not be posted: GitHub answered HTTP 422" in summary
+    assert "inline review: Unprocessable Entity: Something went wrong" in summary
+
+
+def test_a_comment_github_refuses_is_dropped_and_the_rest_posted(example, served) -> None:
+    """A stacked pull request whose first commit reached its base branch while prbot reviewed it:
+    GitHub's diff no longer has the changelog lines, and refuses the whole review (422, "Line could
+    not be resolved"). The review is posted once more without that comment; the finding is still in
+    the sticky comment, and the job summary gives GitHub's reason."""
+    fake, action = served
+    this_pr = fake.pull_payload(fake.pulls[PR])["html_url"]
+    other = this_pr.replace("/pull/7", "/pull/5")
+    merged = action.push(example, {CHANGELOG: replace("  pr-link: XXX\n", f"  pr-link: {other}\n")}, "link")
+    action.push(example, {RECIPE: WRONG_TOTAL}, "TOTAL_CPU_DRAM_GB typo")
+
+    def retarget(fake: FakeGitHub, request) -> None:
+        if request.method == "POST" and request.path.endswith("/pulls/7/reviews"):
+            fake.pulls[PR].base = merged
+
+    fake.on_request = retarget
+    code, log, summary = action.run()
+    assert code == 1
+    first, second = fake.calls("POST", r"/pulls/7/reviews$")
+    assert (first.status, second.status) == (422, 200)
+    assert {c["path"] for c in first.body["comments"]} == {CHANGELOG, RECIPE}
+    assert [c["path"] for c in second.body["comments"]] == [RECIPE]
+    assert [(c.path, c.line) for c in ours(fake)] == [(RECIPE, 164)]
+    note = (
+        "GitHub refused 1 inline comment (Unprocessable Entity: Line could not be resolved); "
+        "the inline review was posted without it."
+    )
+    assert note in summary and note in log
+    [sticky] = [c for c in fake.comments_on(PR) if c.login == fake.bot_login]
+    assert f"- **changelog** · `{CHANGELOG}:73` — `pr-link` is `{other}`" in sticky.body  # still there
+
+
+def _review_bodies(fake: FakeGitHub) -> list[tuple[str, str]]:
+    return [(r.commit, r.body) for r in fake.reviews if r.login == fake.bot_login and r.body]
+
+
+def test_earlier_review_bodies_say_they_are_out_of_date(example, served) -> None:
+    """A defective head, a push that keeps the finding, a fixing push: no review of the bot still
+    says "blocking" (three COMMENTED reviews used to), each earlier one names its commit."""
+    fake, action = served
+    first = action.push(example, {RECIPE: WRONG_TOTAL}, "TOTAL_CPU_DRAM_GB typo")
+    action.run()
+    second = action.push(example, {MASTER: lambda text: text + "\n"}, "unrelated")
+    action.run()
+    [(_, old), (_, current)] = _review_bodies(fake)
+    assert "1 blocking issue on lines this pull request changes" in current
+    assert f"this review was about commit `{first[:12]}` and is out of date" in old
+    assert f"The current review, of commit `{second[:12]}`" in old and "in a newer review" in old
+    assert "blocking" not in old
+    fixed = action.push(
+        example, {RECIPE: replace("TOTAL_CPU_DRAM_GB: '1800'", "TOTAL_CPU_DRAM_GB: '1799'")}, "fix"
+    )
+    _, log, _ = action.run()
+    bodies = _review_bodies(fake)
+    assert len(bodies) == 2 and not any("blocking" in body for _, body in bodies)
+    assert all(f"of commit `{fixed[:12]}`" in body for _, body in bodies[1:])
+    assert [body.startswith(REVIEW_MARKER) for _, body in bodies] == [True, True]  # never a sign-off
+    assert len(fake.calls("PUT", r"/pulls/7/reviews/\d+$")) == 2  # each once
+    assert "Marked 1 earlier inline review of the bot as out of date." in log
+    action.run()  # nothing changed: no request edits a review again
+    assert len(fake.calls("PUT", r"/pulls/7/reviews/\d+$")) == 2
+
+
+def test_reviews_of_other_accounts_are_never_edited(example, served) -> None:
+    fake, action = served
+    action.push(example, {RECIPE: WRONG_TOTAL}, "TOTAL_CPU_DRAM_GB typo")
+    quoting = fake.add_review(PR, REVIEW_MARKER + "\nprbot: 1 blocking issue (quoted)", "mallory")
+    action.run()
+    action.push(example, {RECIPE: replace("TOTAL_CPU_DRAM_GB: '1800'", "TOTAL_CPU_DRAM_GB: '1799'")}, "fix")
+    action.run()
+    assert quoting.body == REVIEW_MARKER + "\nprbot: 1 blocking issue (quoted)"

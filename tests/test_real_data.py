@@ -32,16 +32,30 @@ def _points():
 def test_every_point_resolves_or_is_a_known_gap() -> None:
     outcome: Counter[int] = Counter()
     gaps = Counter()
+    chosen: dict[tuple[str, int, int], list[str]] = {}
     for entry, point, recipe in _points():
         for conc in point.concurrencies:
-            matched = len(select(recipe, point, conc))
-            outcome[min(matched, 2)] += 1
-            if matched == 0:
+            variants = [v.name for v in select(recipe, point, conc)]
+            outcome[min(len(variants), 2)] += 1
+            chosen[(entry.key, point.line, conc)] = variants
+            if not variants:
                 gaps[entry.key] += 1
-    assert outcome == {1: 459, 0: 28}
-    # The gaps are recipe versions older than the master config (e.g. qwen3.5 C48–C80 not yet in the recipe).
-    assert gaps["qwen3.5-fp8-mi355x-sglang-agentic-mtp"] == 5
-    assert gaps["dsv41flash-fp4-mi355x-atom-agentic-dspark"] == 8
+    assert outcome == {1: 473, 0: 14}
+    # The gaps are recipe versions older or newer than the master config: qwen3.5 C48–C80 not yet
+    # in the recipe, dsv41flash's ATOM TP2/TP4 concurrencies, dsv4 ATOM C256 pinned to DRAM
+    # offload in the recipe but not in the master config.
+    assert gaps == {
+        "qwen3.5-fp8-mi355x-sglang-agentic-mtp": 5,
+        "dsv41flash-fp4-mi355x-atom-agentic-dspark": 8,
+        "dsv4-fp4-mi355x-atom-agentic-mtp": 1,
+    }
+    # vLLM's DP-attention points run `tensor-parallel-size 1` × `data-parallel-size 8` (how
+    # InferenceX launches them), expert-parallel or not: each selects its DEP8 variant, and the
+    # DPA C64 run is not served by the TP8 variant of the same concurrency.
+    assert chosen[("dsv4-fp4-mi355x-vllm-agentic-mtp", 940, 64)] == ["override_dep8_c64"]
+    assert chosen[("dsv4-fp4-mi355x-vllm-agentic-mtp", 937, 64)] == ["override_tp8_c64"]
+    assert chosen[("dsv4-fp4-b200-vllm-agentic-mtp", 953, 32)] == ["override_dep8_c32"]
+    assert chosen[("dsv4-fp4-b300-vllm-agentic-mtp", 1680, 288)] == ["zip_override_dep8[5]"]
 
 
 def test_pinned_dram_totals_against_the_formula() -> None:
@@ -60,7 +74,11 @@ def test_pinned_dram_totals_against_the_formula() -> None:
                 hardware.available_mib, point.utilization, point.gpus_per_worker, hardware.gpus_per_node
             ).total_gb
             (agree if pinned == total else disagree)[(entry.key, pinned, total, hardware.name)] += 1
-    assert sum(agree.values()) == 33 and sum(disagree.values()) == 8
+    assert sum(agree.values()) == 45 and sum(disagree.values()) == 8
+    # vLLM's DEP8 runs on B200 and B300 (selected since `tensor-parallel-size` × `data-parallel-size`
+    # is read as the TP) pin the right totals.
+    assert agree[("dsv4-fp4-b200-vllm-agentic-mtp", 1947, 1947, "b200-nscale")] == 6
+    assert agree[("dsv4-fp4-b300-vllm-agentic-mtp", 2849, 2849, "b300-dsxe")] == 6
     assert agree[("kimik3-fp4-mi355x-atom-agentic-mtp", 1028, 1028, "mi355x-amds")] == 3
     assert agree[("kimik3-fp4-mi355x-atom-agentic-mtp", 1538, 1538, "mi355x-amds")] == 2
     assert disagree[("dsv4-fp4-b200-sglang-agentic-hicache-mtp", 1717, 1731, "b200-nscale")] == 7

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from gh_expression import evaluate, interpolate
 from github_fake import EventFiles, FakeGitHub, Review, action_env, pull_event
 
 from bot.example import ExampleRepo, build_example
-from bot.github_action.events import Skip, Trigger, classify
+from bot.github_action.events import Skip, Trigger, classify, is_review_command
 from bot.github_action.run import run_action
 from bot.output.messages import text
 from bot.output.render import MARKER
@@ -175,3 +177,132 @@ def test_a_bots_review_starts_nothing(fake: FakeGitHub, tmp_path: Path) -> None:
     assert code == 0
     assert "The pull request review is by the bot github-actions[bot]" in log
     assert fake.requests == [] and fake.comments_on(PR) == []
+
+
+# ---------------------------------------------------------------- `/review`: one rule (#25 item 7)
+
+WORKFLOW = yaml.safe_load((Path(__file__).resolve().parents[1] / "docs" / "prbot-workflow.yml").read_text())
+JOB = WORKFLOW["jobs"]["review"]
+
+
+def issue_comment_payload(
+    body: str, association: str = "MEMBER", login: str = "maintainer", kind: str = "User", pr: bool = True
+) -> dict[str, Any]:
+    """An `issue_comment` `created` payload shaped as GitHub sends it (the fields of the
+    `issue_comment.created` examples in npm's @octokit/webhooks-examples; a comment on a pull
+    request has `issue.pull_request`, as GitHub's webhook description has it)."""
+    api, web = "https://api.github.com/repos/acme/inferencex", "https://github.com/acme/inferencex"
+    user = {
+        "login": login,
+        "id": 21031067,
+        "node_id": "MDQ6VXNlcjIxMDMxMDY3",
+        "type": kind,
+        "site_admin": False,
+    }
+    issue: dict[str, Any] = {
+        "url": f"{api}/issues/{PR}",
+        "id": 444500041,
+        "node_id": "MDU6SXNzdWU0NDQ1MDAwNDE=",
+        "number": PR,
+        "title": "Tune MI355X recipes",
+        "user": {**user, "login": "contributor"},
+        "labels": [],
+        "state": "open",
+        "locked": False,
+        "assignees": [],
+        "milestone": None,
+        "comments": 0,
+        "author_association": "CONTRIBUTOR",
+        "body": "",
+    }
+    if pr:
+        issue["pull_request"] = {
+            "url": f"{api}/pulls/{PR}",
+            "html_url": f"{web}/pull/{PR}",
+            "diff_url": f"{web}/pull/{PR}.diff",
+            "patch_url": f"{web}/pull/{PR}.patch",
+            "merged_at": None,
+        }
+    return {
+        "action": "created",
+        "issue": issue,
+        "comment": {
+            "url": f"{api}/issues/comments/492700400",
+            "html_url": f"{web}/pull/{PR}#issuecomment-492700400",
+            "issue_url": f"{api}/issues/{PR}",
+            "id": 492700400,
+            "node_id": "MDEyOklzc3VlQ29tbWVudDQ5MjcwMDQwMA==",
+            "user": user,
+            "created_at": "2026-10-29T10:00:00Z",
+            "updated_at": "2026-10-29T10:00:00Z",
+            "author_association": association,
+            "body": body,
+            "reactions": {"url": f"{api}/issues/comments/492700400/reactions", "total_count": 0},
+            "performed_via_github_app": None,
+        },
+        "repository": {"id": 186853002, "full_name": "acme/inferencex"},
+        "sender": user,
+    }
+
+
+def _workflow_runs(payload: dict[str, Any]) -> bool:
+    """Whether the example workflow's job starts for this `issue_comment` payload."""
+    context = {"github": {"event_name": "issue_comment", "event": payload, "repository": "acme/inferencex"}}
+    return bool(evaluate(JOB["if"], context))
+
+
+def _group(payload: dict[str, Any]) -> str:
+    context = {"github": {"event_name": "issue_comment", "event": payload, "run_id": 99}}
+    return interpolate(JOB["concurrency"]["group"], context)
+
+
+@pytest.mark.parametrize(
+    ("body", "reviews"),
+    [
+        ("/review", True),
+        ("/review please, the registry is back", True),
+        ("/review\nthe label changed", True),
+        ("/review\r\nfrom the web editor", True),
+        ("/REVIEW", True),  # GitHub's startsWith and == ignore case: so does prbot now
+        ("/Review now", True),
+        ("/reviewed", False),  # the workflow used to start a container that prbot then skipped
+        ("/reviewer wanted", False),
+        (" /review", False),  # prbot used to take it; the workflow held it back
+        ("\n/review", False),
+        ("please /review", False),
+        ("/review\tnow", False),
+        ("", False),
+        ("LGTM", False),
+    ],
+)
+def test_the_workflow_and_prbot_take_the_same_review_commands(body: str, reviews: bool) -> None:
+    payload = issue_comment_payload(body)
+    assert is_review_command(body) is reviews
+    assert isinstance(classify("issue_comment", payload), Trigger) is reviews
+    assert _workflow_runs(payload) is reviews
+    assert _group(payload) == ("prbot-7-review" if reviews else "prbot-7-99")
+
+
+@pytest.mark.parametrize(
+    ("association", "login", "kind", "pr"),
+    [
+        ("NONE", "drive-by", "User", True),
+        ("CONTRIBUTOR", "drive-by", "User", True),
+        ("OWNER", "maintainer", "User", False),  # a comment on an issue, not a pull request
+    ],
+)
+def test_a_review_command_from_others_or_on_an_issue_starts_nothing(
+    association: str, login: str, kind: str, pr: bool
+) -> None:
+    payload = issue_comment_payload("/review", association, login, kind, pr)
+    assert isinstance(classify("issue_comment", payload), Skip)
+    assert not _workflow_runs(payload)
+
+
+def test_the_rule_is_what_the_workflow_evaluates_for_pull_request_events() -> None:
+    """The evaluator reads the rest of the `if:` as GitHub does: a PR event runs, a draft does not."""
+    for draft, runs in ((False, True), (True, False)):
+        event = {"action": "opened", "pull_request": {"number": PR, "draft": draft}}
+        context = {"github": {"event_name": "pull_request_target", "event": event}}
+        assert bool(evaluate(JOB["if"], context)) is runs
+        assert interpolate(JOB["concurrency"]["group"], context) == "prbot-7-review"

@@ -105,9 +105,15 @@ def test_merge_follows_the_yaml_spec() -> None:
     assert recipe.lines == {"tp": 2, "ep": 2, "image": 1, "mem": 5}
 
 
-def test_a_later_merge_key_wins_over_an_earlier_one() -> None:
-    loaded = load("a: &a {mem: 1}\nb: &b {mem: 2}\nc:\n  <<: *a\n  <<: *b\n")
-    assert loaded.data["c"] == {"mem": 2} and loaded.duplicates == []
+def test_a_second_merge_key_is_a_duplicate_key() -> None:
+    """#23 item 5: two `<<:` keys in one mapping are a duplicate key like any other (ruamel refuses
+    the file; pyyaml keeps one of them or the other by the length of the keys merged). The later
+    one still wins, as the merge-key spec has it for keys written later."""
+    loaded = load("a: &a {mem: 1}\nb: &b {mem: 2}\nc:\n  <<: *a\n  x: 1\n  <<: *b\n")
+    assert loaded.data["c"] == {"mem": 2, "x": 1}
+    assert [(d.key, d.line, d.first_line) for d in loaded.duplicates] == [("<<", 6, 4)]
+    three = load("a: &a {m: 1}\nc: {<<: *a, <<: *a, <<: *a}\n")
+    assert [(d.key, d.line, d.first_line) for d in three.duplicates] == [("<<", 2, 2), ("<<", 2, 2)]
 
 
 @pytest.mark.parametrize(
@@ -150,3 +156,46 @@ def test_a_long_list_without_aliases_is_not_an_alias_bomb() -> None:
     with pytest.raises(YamlProblem) as caught:
         load("x: &x [1, 2]\na: [" + "*x," * 600 + "1]\n", max_nodes=1_000)
     assert caught.value.kind == "alias-bomb" and caught.value.line == 2
+
+
+def test_two_merge_keys_in_a_recipe_are_reported_in_the_review(review_example) -> None:
+    """#23 item 5 as a reviewer sees it: a recipe override that merges two anchors with two `<<:`
+    keys gets the blocking duplicate-key finding, in both languages, with both lines."""
+    from conftest import RECIPE
+
+    from bot.findings import Severity
+    from bot.output.messages import en, zh
+
+    report = review_example(
+        {
+            RECIPE: lambda text: text.replace(
+                "        <<: *lmcache_env\n        LMCACHE_MAX_LOCAL_CPU_SIZE: '128'\n",
+                "        <<: *lmcache_env\n        LMCACHE_MAX_LOCAL_CPU_SIZE: '128'\n"
+                "        <<: *lmcache_env\n",
+                1,
+            )
+        }
+    )
+    [duplicate] = [f for f in report.findings if f.message_id == "recipe-duplicate-key"]
+    assert duplicate.severity is Severity.BLOCKING and report.verdict == "blocking"
+    assert (duplicate.file, duplicate.line) == (RECIPE, 135)
+    assert (
+        en(duplicate) == "Recipe key << is written twice (first on line 133); YAML keeps only the last one."
+    )
+    assert zh(duplicate).startswith("recipe 中的键 << 重复出现（首次在第 133 行）")
+
+
+def test_a_base_60_integer_is_read_up_to_the_length_python_reads_a_decimal_one() -> None:
+    """pyyaml builds `1:59:59:…` in time quadratic in its length (a 480 KB one took 33 s, a 4 MB
+    file would take about 40 minutes); past 4,300 characters, the length at which Python refuses
+    a decimal integer (and so pyyaml refuses that too), it is refused as not a valid int."""
+    import yaml
+
+    longest = "1" + ":59" * 1_433
+    assert len(longest) == 4_300
+    assert load(f"a: {longest}\n").data == yaml.safe_load(f"a: {longest}\n")
+    for text in (f"a: {longest}:59\n", "a: 1" + ":59" * 1_000_000 + "\n", f"a: !!int '{longest}:5'\n"):
+        with pytest.raises(YamlProblem) as caught:
+            load(text)
+        assert (caught.value.kind, caught.value.line) == ("syntax", 1)
+        assert "is not a valid int" in caught.value.detail

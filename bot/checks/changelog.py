@@ -149,6 +149,8 @@ def _patterns(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
 
 def _not_covered(change: KeyChange) -> Finding:
     message = "changelog-key-not-covered" if change.entry_changed else "changelog-recipe-key-not-covered"
+    if not change.entry_changed and "recipe" not in change.aspects and "hardware" in change.aspects:
+        message = "changelog-hardware-key-not-covered"  # its runner's record in runners.yaml changed
     return finding(
         CHECK,
         Severity.BLOCKING,

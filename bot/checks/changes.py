@@ -1,11 +1,12 @@
 """`changes` (info): what every run of a changed key really serves at base and at head.
 
-A run's settings are the key's image, its point's own fields (the utilization block, the recipe
-and the search-space fields other than the concurrencies) and the variant it selects, resolved
-(`base` merged with the override, anchors and `<<:` resolved by then), flattened to dotted paths
-(`benchmark.env.ATOM_MONO_ENABLE`); lists are values of their own, compared as lists. A serving
-argument written as a JSON string is compared as what it holds
-(`roles.agg.args.online_quant_config.exclude_layer`: a list). A setting
+A run's settings are the resolved model's (`bot.model.runs`): the entry's fields (image, model,
+runner, …), its scenario group's, its point's own (all but the concurrencies), its runner's
+record in runners.yaml (`hardware.…`) and the variant it selects, resolved (`base` merged with
+the override, anchors and `<<:` resolved by then), flattened to dotted paths
+(`benchmark.env.ATOM_MONO_ENABLE`); lists are values of their own, compared as lists, and every
+value by value and type (`true` is not `1.0`). A serving argument written as a JSON string is
+compared as what it holds (`roles.agg.args.online_quant_config.exclude_layer`: a list). A setting
 that changed the same way at every run that exists at both refs is shown once, as common; a run
 whose only changes are the common ones is "as before". An override that replaces a list of
 `base` and leaves out items `base` had is a warning: deep merge replaces lists, so those items
@@ -14,73 +15,37 @@ are gone from that variant (DESIGN.md §2 `changes`).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from bot.checks.context import CheckContext
 from bot.diff import KeyChange, Run
 from bot.findings import Finding, Severity, finding
-from bot.model.master import ConfigEntry, Point
+from bot.model.master import Point
 from bot.model.recipe import Variant
+from bot.model.runs import same
 
 CHECK = "changes"
-_CONCURRENCY_FIELDS = ("conc-list", "conc-start", "conc-end")
 _COMMON_SHOWN = 4  # settings a finding names; the JSON report has them all
 
 
-_MAX_DEPTH = 32  # deeper mappings are compared whole
-_MAX_JSON_CHARS = 4096  # longer JSON-looking strings are compared as text
-
-
-def _structure(value: str) -> Any:
-    """A serving argument written as JSON (`online_quant_config: '{"exclude_layer": [...]}'`,
-    `cudagraph-capture-sizes: '[1,2]'`) as the mapping or list it holds, so that its parts and
-    items are compared; the string itself when it is not one."""
-    text = value.strip()
-    if text[:1] not in ("{", "[") or len(text) > _MAX_JSON_CHARS:
-        return value
-    try:
-        parsed = json.loads(text)
-    except (ValueError, RecursionError):
-        return value
-    return parsed if isinstance(parsed, dict | list) else value
-
-
-def _flatten(node: Any, path: str, into: dict[str, Any], depth: int = 0) -> None:
-    if isinstance(node, str) and path:
-        node = _structure(node)
-    if isinstance(node, dict) and node and depth < _MAX_DEPTH:
-        for key, value in node.items():
-            _flatten(value, f"{path}.{key}" if path else str(key), into, depth + 1)
-    elif path:
-        into[path] = node
-
-
-def settings_of(run: Run, entry: ConfigEntry) -> dict[str, Any]:
-    """Everything one run is started with, as dotted path → value."""
-    point = run.point
-    found: dict[str, Any] = {"image": entry.image}
-    if point.utilization is not None:
-        found["dram-utilization"] = str(point.utilization)
-    raw = point.raw if isinstance(point.raw, dict) else {}
-    _flatten({k: v for k, v in raw.items() if k not in _CONCURRENCY_FIELDS}, "", found)
-    if run.variant is not None:
-        _flatten(run.variant.data, "", found)
-    return found
+def settings_of(run: Run) -> dict[str, Any]:
+    """Everything one run is started with, as dotted path → value (the model's, worked out once)."""
+    return run.settings
 
 
 def compare(base: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
-    """The settings that differ, by path: `base`/`head` values (None where absent) and, for
-    lists, the items added and removed."""
+    """The settings that differ, in the order a run's settings are built (the entry's fields, its
+    group's, its point's, its runner's hardware, its variant's; then what only the base had):
+    `base`/`head` values (None where absent) and, for lists, the items added and removed."""
     differ = []
-    for path in sorted(base.keys() | head.keys()):
+    for path in [*head, *(p for p in base if p not in head)]:
         old, new = base.get(path), head.get(path)
-        if old == new and (path in base) == (path in head):
+        if (path in base) == (path in head) and same(old, new):
             continue
         setting: dict[str, Any] = {"path": path, "base": old, "head": new}
         if isinstance(old, list) and isinstance(new, list):
-            setting["added"] = [item for item in new if item not in old]
-            setting["removed"] = [item for item in old if item not in new]
+            setting["added"] = [item for item in new if not any(same(item, o) for o in old)]
+            setting["removed"] = [item for item in old if not any(same(item, n) for n in new)]
         differ.append(setting)
     return differ
 
@@ -117,17 +82,17 @@ def _run(
 def key_changes(change: KeyChange) -> dict[str, Any]:
     """One key's runs, base against head (DESIGN.md §3 `changes`)."""
     matched = change.changed + change.unchanged
-    differ: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    differ: dict[int, list[dict[str, Any]]] = {}
     if change.base is not None and change.head is not None:
-        for run in matched:
-            old = settings_of(change.before[run.ident], change.base)
-            differ[run.ident] = compare(old, settings_of(run, change.head))
+        for run in change.changed:  # an unchanged run has the same settings: nothing to list
+            differ[id(run)] = compare(settings_of(change.base_of(run)), settings_of(run))
+        differ.update((id(run), []) for run in change.unchanged)
     common = _common(list(differ.values()))
     runs = []
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):
-        own = [s for s in differ.get(run.ident, []) if s not in common]
+        own = [s for s in differ.get(id(run), []) if not _within(s, common)]
         runs.append(
-            _run("changed" if own else "as-before", run, change.before[run.ident].variant, run.variant, own)
+            _run("changed" if own else "as-before", run, change.base_of(run).variant, run.variant, own)
         )
     runs += [_run("added", run, None, run.variant, []) for run in change.added]
     runs += [_run("removed", run, run.variant, None, []) for run in change.removed]
@@ -139,7 +104,12 @@ def _common(diffs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The settings that changed the same way at every run (none when fewer than two runs)."""
     if len(diffs) < 2:
         return []
-    return [setting for setting in diffs[0] if all(setting in other for other in diffs[1:])]
+    return [setting for setting in diffs[0] if all(_within(setting, other) for other in diffs[1:])]
+
+
+def _within(setting: dict[str, Any], settings: list[dict[str, Any]]) -> bool:
+    """Whether the same change (by value and type) is among `settings`."""
+    return any(same(setting, other) for other in settings)
 
 
 def plan(ctx: CheckContext) -> dict[str, Any]:
@@ -170,7 +140,7 @@ def _list_warnings(ctx: CheckContext) -> list[Finding]:
     """Each variant a changed run selects at the head that drops items of a `base` list."""
     variants: dict[tuple[str, str], tuple[Variant, str]] = {}
     for change in ctx.live_keys():
-        for run in change.added + change.changed + change.unchanged:
+        for run in change.head_runs:
             if run.variant is not None and len(run.variant.layers) == 2 and run.point.recipe:
                 variants.setdefault((run.point.recipe, run.variant.name), (run.variant, change.key))
     out = []

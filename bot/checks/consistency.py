@@ -32,6 +32,7 @@ HeadSettings = dict[str, list[tuple[int, Any]]]
 def check(ctx: CheckContext) -> list[Finding]:
     diff = ctx.diff
     out = [from_problem(CHECK, Severity.BLOCKING, p) for p in diff.problems]
+    out += [from_problem(CHECK, Severity.WARNING, p) for p in diff.notices]
     live = ctx.live_keys()
     published = {c for change in live for c in change.published_head}
     mentioned = mentioned_concurrencies(f"{ctx.pr.title}\n{ctx.pr.body}")
@@ -109,7 +110,7 @@ def _texts(ctx: CheckContext) -> tuple[list[str], list[dict[str, Any]]]:
 
 def _head_runs(change: KeyChange) -> list[Run]:
     """The runs of a key at the head."""
-    return change.added + change.changed + change.unchanged
+    return change.head_runs
 
 
 def _sections(data: Any) -> Iterable[dict[str, Any]]:

@@ -182,7 +182,7 @@ def _calc_params(calc: Budget) -> dict[str, Any]:
 def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
     runs = [
         r
-        for r in change.added + change.changed + change.unchanged
+        for r in change.head_runs
         if r.point.kv_offloading == "dram" and r.point.scenario == "agentic-coding"
     ]
     if not runs:

@@ -7,7 +7,7 @@ from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.master import Point
 from bot.model.recipe import Recipe
-from bot.model.selection import MAX_RUN_CHOICES, choices, select
+from bot.model.selection import MAX_RUN_CHOICES, choices, ep_misses, select
 
 CHECK = "recipe-selection"
 
@@ -115,19 +115,22 @@ def _point(point: Point, recipe: Recipe, key: str) -> tuple[list[Finding], list[
         if len(chosen) == 1:
             chosen_names.append(chosen[0].name)
             continue
-        out.append(
-            finding(
-                CHECK,
-                Severity.BLOCKING,
-                "selection-none" if not chosen else "selection-ambiguous",
-                **point.where,
-                key=key,
-                concurrency=conc,
-                topology=runlabels.topology(point),
-                path=point.recipe,
-                variants=[v.name for v in chosen],
-            )
-        )
+        params = {
+            "key": key,
+            "concurrency": conc,
+            "topology": runlabels.topology(point),
+            "path": point.recipe,
+        }
+        if chosen:
+            message = "selection-ambiguous"
+            params["variants"] = [v.name for v in chosen]
+        elif misses := ep_misses(recipe, point, conc):  # say which EP each near miss serves
+            message = "selection-none-ep"
+            params.update(ep=point.ep, served=[[name, ep] for name, ep in misses], variants=[])
+        else:
+            message = "selection-none"
+            params["variants"] = []
+        out.append(finding(CHECK, Severity.BLOCKING, message, **point.where, **params))
     return out, chosen_names, not out
 
 
@@ -172,7 +175,7 @@ def check(ctx: CheckContext) -> list[Finding]:
             recipe = recipes.get(point.recipe)
             if recipe is None:
                 clean = False
-                if point.multinode and "/multi_node/" in point.recipe:  # an older CONFIG_FILE reference
+                if point.recipe_outside:  # an older CONFIG_FILE reference that may lie outside
                     legacy_missing.setdefault(change.key, []).append(point)
                 else:
                     params = {"path": point.recipe}

@@ -28,7 +28,10 @@ def keys_known(diff: ReviewDiff) -> bool:
 
 
 def keys_matching(diff: ReviewDiff, pattern: str) -> list[str]:
-    """The head keys one `config-keys` item names, in master-config order."""
+    """The head keys one `config-keys` item names, in master-config order (a plain item by
+    lookup: a long changelog's items are not each compared with every key)."""
+    if "*" not in pattern:
+        return [pattern] if pattern in diff.head_keys else []
     return [key for key in diff.head_keys if pattern_matches(pattern, key)]
 
 

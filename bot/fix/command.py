@@ -31,9 +31,8 @@ def run(args: argparse.Namespace) -> int:
     """Review, plan, check the working tree, then write (or, with --dry-run, print the diff)."""
     try:
         findings = _review(args)
-        head, changelog, pr_url = _head_files(args, findings)
-        fixes = plan(findings, head, changelog, pr_url)
-        _write(args, fixes, head)
+        fixes, head, diffs = _bounded(args, findings, _deadline_s(args))
+        _write(args, fixes, head, diffs)
     except FixError as exc:
         _say(exc.message, args.lang, sys.stderr, prefix="prbot: ")
         return EXIT_ERROR
@@ -67,6 +66,46 @@ def _review(args: argparse.Namespace) -> list[Finding]:
     return report.findings
 
 
+def _deadline_s(args: argparse.Namespace) -> float:
+    """The review's deadline (`review-deadline-s`, as the repository's settings at the base set
+    it): the time the fix has too, for its own reading, editing and diffing."""
+    from bot.pipeline import settings_at
+    from bot.settings import Settings, SettingsError
+    from bot.sources.git import GitError, GitRepo
+
+    try:
+        repo = GitRepo.open(args.repo)
+        try:
+            base = repo.merge_base(repo.resolve(args.base), repo.resolve(args.head))
+            settings = settings_at(repo.snapshot(base)) or Settings()
+        finally:
+            repo.close()
+    except (GitError, SettingsError) as exc:
+        raise FixError(exc.message) from None
+    return settings.review_deadline_s
+
+
+def _bounded(
+    args: argparse.Namespace, findings: list[Finding], seconds: float
+) -> tuple[Plan, dict[str, bytes | None], dict[str, str]]:
+    """Read the head's files, plan the fixes and (--dry-run) diff them, all within `seconds`;
+    past them, FixError and no file written. Each step takes linear time in the files' size (one
+    parse to find every value to edit, one to confirm), so only a machine far too slow for the
+    review itself gets here."""
+    from bot.engine import ReviewDeadline, alarm
+
+    try:
+        with alarm(seconds):
+            head, changelog, pr_url = _head_files(args, findings)
+            fixes = plan(findings, head, changelog, pr_url)
+            diffs = {}
+            if args.dry_run:
+                diffs = {p: apply.unified_diff(p, head[p] or b"", d) for p, d in sorted(fixes.files.items())}
+    except ReviewDeadline:
+        raise FixError(msg("fix-error-deadline", seconds=seconds)) from None
+    return fixes, head, diffs
+
+
 def _head_files(
     args: argparse.Namespace, findings: list[Finding]
 ) -> tuple[dict[str, bytes | None], str, str | None]:
@@ -92,7 +131,9 @@ def _head_files(
     return {p: None if isinstance(d, Oversized) else d for p, d in head.items()}, changelog, pr_url
 
 
-def _write(args: argparse.Namespace, fixes: Plan, head: dict[str, bytes | None]) -> None:
+def _write(
+    args: argparse.Namespace, fixes: Plan, head: dict[str, bytes | None], diffs: dict[str, str]
+) -> None:
     """Check every file first, then print the diff (--dry-run) or write the files."""
     if not fixes.files:
         return
@@ -100,7 +141,7 @@ def _write(args: argparse.Namespace, fixes: Plan, head: dict[str, bytes | None])
     apply.check_clean(root, {path: head[path] or b"" for path in fixes.files}, args.head)
     for path, data in sorted(fixes.files.items()):
         if args.dry_run:
-            sys.stdout.write(apply.unified_diff(path, head[path] or b"", data))
+            sys.stdout.write(diffs[path])
         else:
             apply.write(root, path, data)
 

@@ -9,6 +9,7 @@ finding's own line only (or appends), and one that cannot be made exactly is lef
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from bot.findings import Finding, Severity
 from bot.fix import yamledit
 from bot.output import messages
 from bot.sources.snapshot import is_plain_path
+from bot.yamlsafe import YamlProblem, decode
 
 # Findings whose fix is a number in a recipe: message id -> the env setting that holds it.
 DRAM_SETTINGS = {
@@ -106,20 +108,29 @@ def needed_files(findings: list[Finding], changelog: str, pr_url: str | None) ->
 
 
 def _apply_edits(plan: Plan, edits: dict[_Edit, list[Finding]], head: Mapping[str, bytes | None]) -> None:
-    """Replace each edit's scalar in its file; an edit that cannot be made exactly is skipped."""
+    """Replace the edits' scalars, all of a file's at once; an edit that cannot be made exactly is
+    skipped. A file the review could not read (too large, NUL bytes, not UTF-8) is not edited."""
+    by_file: dict[str, list[_Edit]] = {}
     for edit in sorted(edits, key=lambda e: (e.file, e.line)):
-        source = plan.files.get(edit.file, head.get(edit.file))
+        by_file.setdefault(edit.file, []).append(edit)
+    for path, file_edits in by_file.items():
+        source = head.get(path)
         try:
-            text = source.decode("utf-8") if source is not None else None
-        except UnicodeDecodeError:
+            text = decode(source) if source is not None else None
+        except YamlProblem:
             text = None
-        edited = yamledit.replace_scalar(text, edit.key, edit.line, edit.value) if text else None
-        if edited is None:
+        if not text:
             continue
-        plan.files[edit.file] = edited.encode("utf-8")
-        where = f"{edit.file}:{edit.line}"
-        fixed = msg("fix-value", where=where, key=edit.key, old=edit.old, new=edit.value)
-        plan.fixes.append(Fix(edit.file, fixed, tuple(edits[edit])))
+        places = {yamledit.Place(e.key, e.line): e.value for e in file_edits}
+        edited, done = yamledit.replace_scalars(text, places)
+        if done:
+            plan.files[path] = edited.encode("utf-8")
+        for edit in file_edits:
+            if yamledit.Place(edit.key, edit.line) not in done:
+                continue
+            where = f"{edit.file}:{edit.line}"
+            fixed = msg("fix-value", where=where, key=edit.key, old=edit.old, new=edit.value)
+            plan.fixes.append(Fix(edit.file, fixed, tuple(edits[edit])))
 
 
 def _scalar_edits(findings: list[Finding], pr_url: str | None) -> dict[_Edit, list[Finding]]:
@@ -128,8 +139,8 @@ def _scalar_edits(findings: list[Finding], pr_url: str | None) -> dict[_Edit, li
     for item in findings:
         if edit := _edit(item, pr_url):
             edits.setdefault(edit, []).append(item)
-    places = [(e.file, e.line, e.key) for e in edits]
-    return {e: found for e, found in edits.items() if places.count((e.file, e.line, e.key)) == 1}
+    places = Counter((e.file, e.line, e.key) for e in edits)
+    return {e: found for e, found in edits.items() if places[e.file, e.line, e.key] == 1}
 
 
 def _todo_lines() -> list[str]:

@@ -27,7 +27,10 @@ PR_ACTIONS = frozenset(
 REVIEW_EVENT = "pull_request_review"
 REVIEW_ACTIONS = frozenset(("submitted", "edited", "dismissed"))
 TRUSTED_ASSOCIATIONS = frozenset(("OWNER", "MEMBER", "COLLABORATOR"))
-COMMAND = re.compile(r"\s*/review(?:\s|$)")
+#: The command a comment starts with to ask for a review, compared ignoring case.
+COMMAND = "/review"
+#: What may follow the command: nothing, a space or a line break (`/reviewed` is not `/review`).
+AFTER_COMMAND = ("", " ", "\n", "\r")
 FAIL_ON = ("blocking", "warning", "never")
 LANGS = ("both", "en", "zh")
 BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -165,6 +168,19 @@ def _is_bot(user: Mapping[str, Any]) -> bool:
     return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
 
 
+def is_review_command(body: object) -> bool:
+    """Whether a comment asks for a review: it starts with `/review`, in any case, followed by
+    nothing, a space or a line break; no leading space. The example workflow's `if:` applies the
+    same rule (`docs/prbot-workflow.yml`; GitHub's `==` and `startsWith` ignore case), so that
+    no container starts for a comment prbot then skips, and none is held back that prbot would take."""
+    if not isinstance(body, str):
+        return False
+    return (
+        body[: len(COMMAND)].upper() == COMMAND.upper()
+        and body[len(COMMAND) : len(COMMAND) + 1] in AFTER_COMMAND
+    )
+
+
 def classify(event: str, payload: Mapping[str, Any]) -> Trigger | Skip:
     """Decide from the event alone (drafts are decided again once the PR is read)."""
     action = str(payload.get("action", ""))
@@ -214,7 +230,7 @@ def _comment(payload: Mapping[str, Any], action: str) -> Trigger | Skip:
         return Skip(msg("action-skip-comment-action", action=action))
     if _is_bot(user):
         return Skip(msg("action-skip-bot", login=login))
-    if not COMMAND.match(str(comment.get("body") or "")):
+    if not is_review_command(comment.get("body")):
         return Skip(msg("action-skip-not-command"))
     association = str(comment.get("author_association") or "NONE")
     if association not in TRUSTED_ASSOCIATIONS:

@@ -83,5 +83,8 @@ def report_path(env: Mapping[str, str]) -> tuple[Path, str]:
         path = Path(str(workspace)) / REPORT_NAME
         same = Path.cwd().resolve() == Path(str(workspace)).resolve()
         return path, REPORT_NAME if same else str(path)
-    path = Path(tempfile.mkdtemp(prefix="prbot-")) / REPORT_NAME
+    try:
+        path = Path(tempfile.mkdtemp(prefix="prbot-")) / REPORT_NAME
+    except OSError:  # no temporary folder either: writing there fails, and the run says so
+        path = Path(tempfile.gettempdir()) / REPORT_NAME
     return path, str(path)

@@ -6,17 +6,29 @@ The comments of one run go in one review of the head commit, posted as `COMMENT`
 nor a request for changes). A run replaces the bot's previous inline review rather than adding to
 it: a comment is ours when its body starts with `REVIEW_MARKER` and its author is the bot's identity
 (as for the sticky comment, `bot.github_action.sticky.identity`); ours that are still wanted on this
-head commit stay, the others are deleted, and only the missing ones are posted. The same findings on
-the same head therefore post nothing, and after a fixing push no comment of ours is left on the
-fixed finding. Review comments by anyone else are never touched.
+head commit stay, only the missing ones are posted, and then the others are deleted (the new review
+first: a review GitHub refuses leaves the previous one up). The same findings on the same head
+therefore post nothing, and after a fixing push no comment of ours is left on the fixed finding.
+Review comments by anyone else are never touched.
+
+GitHub refuses a whole review for one comment it cannot place (422, its reason in `errors[]`, which
+does not say which comment). The review is then posted once more without the comments that are not
+on a line of the pull request's diff as GitHub shows it now; those findings stay in the sticky
+comment. Once a new review is up or comments were deleted, the bodies of the bot's earlier reviews
+are replaced by a line saying which commit they were about and where the current review is, so no
+stale "blocking" text stays on the pull request.
 
 Requests: none to list when the pull request has no review comment (its `review_comments` count),
-else one (and `/user` once if one of them bears the marker); one per stale comment; one review.
+else one (and `/user` once if one of them bears the marker); one review; one per stale comment;
+then, when something changed, one listing of the reviews and one edit per earlier review of ours.
+After a 422: one listing of the pull request's files and one more review.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 from github.PullRequest import PullRequest as GhPull
@@ -30,6 +42,8 @@ from bot.report import Report
 from bot.sources.github import GitHubError, GitHubSource
 
 REVIEW_MARKER = "<!-- prbot:inline -->"
+#: How an earlier review of ours starts once its body was replaced (it still starts with the marker).
+OUTDATED_MARKER = REVIEW_MARKER + "<!-- prbot:outdated -->"
 #: Review comments in one review, at most: the sticky comment lists every finding.
 MAX_COMMENTS = 20
 #: One language's text of a comment, at most (a finding quoting a long PR value is shortened).
@@ -59,7 +73,9 @@ class ReviewResult:
     removed: int = 0
     capped: tuple[int, int] | None = None  # (findings on changed lines, comments posted) when cut
     foreign: tuple[str, ...] = ()  # authors of marked review comments that are not ours
-    error: GitHubError | None = None
+    error: GitHubError | None = None  # why nothing could be posted, or why comments were dropped
+    dropped: int = 0  # comments GitHub refused, left out of the review posted
+    outdated: int = 0  # earlier reviews whose body now says they are out of date
 
 
 def _langs(lang: str) -> tuple[str, ...]:
@@ -123,25 +139,66 @@ def publish_review(
 def _sync(
     source: GitHubSource, pull: GhPull, head_sha: str, wanted: list[Wanted], lang: str, bot_login: str
 ) -> ReviewResult:
-    ours, foreign = _ours(source, pull, bot_login)
+    login = cache(lambda: identity(source, bot_login))
+    ours, foreign = _ours(source, pull, login)
     keys = {(head_sha, w.path, w.line, w.body) for w in wanted}
-    kept: set[tuple[Any, ...]] = set()
+    kept: dict[tuple[Any, ...], Any] = {}
     stale = []
     for comment in ours:
         if _key(comment) in keys and _key(comment) not in kept:
-            kept.add(_key(comment))
+            kept[_key(comment)] = comment
         else:
             stale.append(comment)  # of an earlier head, a finding now gone, or a duplicate
-    for comment in stale:  # first: a fixed finding loses its comment even when posting fails
-        source.delete_review_comment(comment)
     missing = [w for w in wanted if (head_sha, w.path, w.line, w.body) not in kept]
-    if missing:
-        source.post_review(pull, head_sha, review_body(wanted, lang), [w.api() for w in missing])
-    status = POSTED if missing else UNCHANGED if kept else NOTHING
-    return ReviewResult(status, len(missing), len(kept), len(stale), foreign=foreign)
+    posted, dropped, refusal = (
+        _post(source, pull, head_sha, wanted, missing, lang) if missing else (None, [], None)
+    )
+    for comment in stale:  # after the new review is up: a refused one leaves the previous in place
+        source.delete_review_comment(comment)
+    current = {c.pull_request_review_id for c in kept.values()} | (
+        {posted.id} if posted is not None else set()
+    )
+    outdated = (
+        _outdate(source, pull, login, current, head_sha, lang, posted is not None) if posted or stale else 0
+    )
+    status = POSTED if posted is not None else UNCHANGED if kept else NOTHING
+    return ReviewResult(
+        status,
+        len(missing) - len(dropped),
+        len(kept),
+        len(stale),
+        foreign=foreign,
+        error=refusal,
+        dropped=len(dropped),
+        outdated=outdated,
+    )
 
 
-def _ours(source: GitHubSource, pull: GhPull, bot_login: str) -> tuple[list[Any], tuple[str, ...]]:
+def _post(
+    source: GitHubSource, pull: GhPull, head_sha: str, wanted: list[Wanted], missing: list[Wanted], lang: str
+) -> tuple[Any, list[Wanted], GitHubError | None]:
+    """Post the review of `missing` (the body counts every comment of `wanted`): the review, the
+    comments GitHub refused and its reason. After a 422, the comments off GitHub's diff of the pull
+    request are dropped and the rest posted once more; a refusal that names no such comment stands."""
+    try:
+        return (
+            source.post_review(pull, head_sha, review_body(wanted, lang), [w.api() for w in missing]),
+            [],
+            None,
+        )
+    except GitHubError as error:
+        if error.status != 422:
+            raise
+        lines = source.diff_lines(pull)
+        dropped = [w for w in missing if w.line not in lines.get(w.path, ())]
+        if not dropped or len(dropped) == len(missing):
+            raise error from None
+        rest = [w for w in missing if w not in dropped]
+        body = review_body([w for w in wanted if w not in dropped], lang)
+        return source.post_review(pull, head_sha, body, [w.api() for w in rest]), dropped, error
+
+
+def _ours(source: GitHubSource, pull: GhPull, login: Callable[[], str]) -> tuple[list[Any], tuple[str, ...]]:
     """The bot's marked review comments on the pull request, and the other authors of marked ones."""
     count = pull.review_comments
     if isinstance(count, int) and count == 0:
@@ -149,7 +206,41 @@ def _ours(source: GitHubSource, pull: GhPull, bot_login: str) -> tuple[list[Any]
     marked = [c for c in source.review_comments(pull) if (c.body or "").startswith(REVIEW_MARKER)]
     if not marked:
         return [], ()
-    return split_by_author(marked, identity(source, bot_login))
+    return split_by_author(marked, login())
+
+
+def outdated_body(about: str, head: str, newer: bool, lang: str) -> str:
+    """What an earlier review of ours says once out of date: the commit it was about and where the
+    current review of `head` is."""
+    params = {"about": about[:12], "head": head[:12], "newer": newer}
+    texts = [messages.render("review-outdated", one, params, markdown=True) for one in _langs(lang)]
+    return OUTDATED_MARKER + "\n" + "\n\n".join(texts)
+
+
+def _outdate(
+    source: GitHubSource,
+    pull: GhPull,
+    login: Callable[[], str],
+    current: set[int],
+    head_sha: str,
+    lang: str,
+    newer: bool,
+) -> int:
+    """Replace the body of each earlier review of ours (not in `current`, not already replaced);
+    how many were."""
+    earlier = [
+        r
+        for r in source.reviews(pull)
+        if r.id not in current
+        and (r.body or "").startswith(REVIEW_MARKER)
+        and not r.body.startswith(OUTDATED_MARKER)
+    ]
+    if not earlier:
+        return 0
+    mine = [r for r in earlier if r.user is not None and r.user.login == login()]
+    for r in mine:
+        source.edit_review(r, outdated_body(r.commit_id or "", head_sha, newer, lang))
+    return len(mine)
 
 
 def log_lines(result: ReviewResult, head: str) -> list[Msg]:
@@ -161,6 +252,8 @@ def log_lines(result: ReviewResult, head: str) -> list[Msg]:
         lines.append(msg("review-foreign", logins=list(result.foreign)))
     if result.removed:
         lines.append(msg("review-removed", count=result.removed))
+    if result.outdated:
+        lines.append(msg("review-outdated-log", count=result.outdated))
     if result.status == POSTED:
         lines.append(msg("review-posted", head=head, count=result.posted + result.kept))
     elif result.status == UNCHANGED:
@@ -175,4 +268,8 @@ def note(result: ReviewResult) -> Msg | None:
     if result.status == FAILED:
         assert result.error is not None
         return msg("review-failed", reason=result.error.message)
+    if result.dropped:
+        assert result.error is not None
+        detail = result.error.message.params.get("detail")  # GitHub's own words, from `errors[]`
+        return msg("review-dropped", count=result.dropped, reason=detail or result.error.message)
     return None

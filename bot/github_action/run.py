@@ -25,6 +25,8 @@ from bot.github_action import outputs
 from bot.github_action import review as inline
 from bot.github_action.console import Console
 from bot.github_action.events import ActionError, Inputs, Skip, Trigger, classify, exit_code, load_event
+from bot.github_action.privileges import become_runner_user
+from bot.github_action.signals import stop_on_terminate
 from bot.github_action.sticky import CREATED, READ_ONLY, UNCHANGED, UPDATED, publish, react
 from bot.model.layout import read_by_review
 from bot.model.owners import OwnersError, OwnersFile, find_codeowners
@@ -47,6 +49,7 @@ class Outcome:
     head: str = ""
     notes: list[Msg] = field(default_factory=list)
     info: PullInfo | None = None  # the pull request as read: the inline review needs its diff
+    ran: Report | None = None  # a review whose checks ran but whose result could not be published
 
 
 def run_action(
@@ -58,6 +61,18 @@ def run_action(
     """Run once for the event described by the environment; returns the exit status."""
     env = os.environ if environ is None else environ
     console = Console(stream)
+    if environ is None:  # this process is the action's: it may change its user
+        changed = become_runner_user(env)
+        if changed is not None:
+            console.info(changed)
+    try:
+        with stop_on_terminate():
+            return _run_action(env, options, console)
+    except KeyboardInterrupt:  # SIGINT or SIGTERM: the run was cancelled; the comment stays as it was
+        return _stopped(console, env, msg("action-interrupted"))
+
+
+def _run_action(env: MutableMapping[str, str], options: ClientOptions | None, console: Console) -> int:
     try:
         inputs = Inputs.from_env(env)
         console.add_secrets(
@@ -76,9 +91,14 @@ def run_action(
 
 
 def _internal(exc: BaseException) -> Msg:
+    return msg("action-internal-error", **_crash(exc))
+
+
+def _crash(exc: BaseException) -> dict[str, str]:
+    """What stopped and where (`file.py:line`), never its message, which could quote a value."""
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     place = f"{where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else "?"
-    return msg("action-internal-error", error=type(exc).__name__, where=place)
+    return {"error": type(exc).__name__, "where": place}
 
 
 def _stopped(console: Console, env: Mapping[str, str], message: Msg) -> int:
@@ -140,7 +160,7 @@ class _Run:
         outcome = self._review(trigger)
         if outcome.skip is not None:
             return _skipped(self.console, self.env, outcome.skip)
-        code = self._publish(trigger, outcome)
+        code, outcome = self._publish_safely(trigger, outcome)
         if trigger.comment_id is not None:
             self._react(trigger, "rocket" if outcome.report is not None else "confused")
         verdict = self._verdict(outcome)
@@ -253,6 +273,19 @@ class _Run:
     def _verdict(self, outcome: Outcome) -> str:
         return outcome.report.verdict if outcome.report is not None else "error"
 
+    def _publish_safely(self, trigger: Trigger, outcome: Outcome) -> tuple[int, Outcome]:
+        """Publish the outcome. Should that fail once the checks ran (a bug while rendering, writing
+        the JSON report or posting), publish again as a review of this head without a verdict:
+        the comment then says so, never an earlier verdict, and the JSON report says `error`."""
+        try:
+            return self._publish(trigger, outcome), outcome
+        except Exception as exc:
+            if outcome.report is None:
+                raise  # the failure comment itself failed: `run_action` says so in the log
+            reason = msg("output-failed", head=outcome.head, **_crash(exc))
+            failed = replace(outcome, report=None, failure=reason, ran=outcome.report)
+            return self._publish(trigger, failed), failed
+
     def _publish(self, trigger: Trigger, outcome: Outcome) -> int:
         lang, notes = self.inputs.lang, list(outcome.notes)
         if outcome.report is not None:
@@ -267,7 +300,10 @@ class _Run:
         else:
             assert outcome.failure is not None
             _fail_log(self.console, outcome.failure)
-            comment = full = summary.failure_comment(outcome.failure, lang, outcome.base, outcome.head)
+            ran = outcome.ran is not None
+            comment = full = summary.failure_comment(
+                outcome.failure, lang, outcome.base, outcome.head, ran=ran
+            )
             code = EXIT_ERROR
         cut = comment != full
         comment = summary.with_notes(comment, notes, lang, COMMENT_LIMIT)
@@ -287,7 +323,9 @@ class _Run:
                 self.console.command(line)
             blocking, warnings = outputs.counts(outcome.report)
             values.update(blocking=str(blocking), warnings=str(warnings))
-            values["report"] = self._write_report(outcome.report)
+            values["report"] = self._write_report(report_json.json_bytes(outcome.report))
+        elif outcome.ran is not None and outcome.failure is not None:
+            values["report"] = self._write_report(report_json.failed_json(outcome.failure, outcome.ran))
         self._safely(
             "GITHUB_STEP_SUMMARY",
             lambda path: outputs.write_summary(
@@ -337,10 +375,10 @@ class _Run:
         self.console.info(note)
         return [note]
 
-    def _write_report(self, report: Report) -> str:
+    def _write_report(self, data: bytes) -> str:
         path, shown = outputs.report_path(self.env)
         try:
-            path.write_bytes(report_json.json_bytes(report) + b"\n")
+            path.write_bytes(data + b"\n")
         except OSError as exc:
             self.console.info(msg("action-output-failed", what=str(path), detail=_os_detail(exc)))
             return ""

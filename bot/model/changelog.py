@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-from bot.model import schema
+from bot.model import schema, wildcard
 from bot.model.problems import Problem, from_yaml
 from bot.sources.snapshot import Oversized
 from bot.yamlsafe import MAX_BYTES, LineDict, LineList, YamlProblem, decode, load
@@ -28,7 +27,9 @@ from bot.yamlsafe import MAX_BYTES, LineDict, LineList, YamlProblem, decode, loa
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 ENTRY_START = b"- config-keys:"
 _ENTRY_LINE = re.compile(rb"^- config-keys:[^\n]*\n", re.MULTILINE)
-_TRAILING_SPACE = re.compile(rb"[ \t]+\n")
+# The last character of a line, when it is a space or a tab: one match per such line, found in
+# linear time (`[ \t]+\n` retries the whole run of spaces from each of its characters).
+_TRAILING_SPACE = re.compile(rb"[ \t]\n")
 PR_LINK_LINE = b"  pr-link:"
 # What the gate's schema (a pydantic model) reads as a boolean, besides true and false.
 _TRUE = {"1", "on", "t", "true", "y", "yes"}
@@ -95,17 +96,11 @@ class ChangelogDiff:
         return lines[line - 1].decode("utf-8", "replace") if len(lines) >= line else None
 
 
-@lru_cache(maxsize=1024)
-def _wildcard(pattern: str) -> re.Pattern[str]:
-    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
-
-
 def pattern_matches(pattern: str, key: str) -> bool:
     """A `config-keys` item as the sweep reads it: the key itself, or with `*` standing for any
-    text, matching the whole key (`?` and `[` are plain characters)."""
-    if "*" not in pattern:
-        return pattern == key
-    return _wildcard(pattern).fullmatch(key) is not None
+    text without a line break, matching the whole key (`?` and `[` are plain characters). Without
+    backtracking: `bot.model.wildcard`."""
+    return wildcard.matches(pattern, key)
 
 
 def _as_bool(value: Any) -> bool | None:

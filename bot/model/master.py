@@ -1,14 +1,13 @@
 """Master configs: config keys, their search-space points and concurrencies, with line numbers.
 
-A master config is a mapping of independent top-level entries. The file is split into one text
-chunk per entry first (a cheap line scan), so that only the entries a pull request changed are
-parsed; when an entry cannot be parsed on its own (an alias to another entry, odd layout), the
-whole file is parsed instead.
+A master config is parsed whole (`bot.yamlsafe`), so that anchors, aliases, merge keys, tags and
+escapes resolve across entries exactly as InferenceX's generator reads them; each entry is then
+built into typed points on demand. `Parsed` caches a file's parse by its bytes, so that a file
+with the same bytes at both refs is parsed once.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -21,18 +20,10 @@ from bot.model.problems import Problem, from_yaml
 from bot.yamlsafe import LineDict, LineList, YamlProblem, decode, load
 
 MAX_CONCURRENCIES = 4096
+#: The largest concurrency a point may name (InferenceX's configs go up to 8,192); beyond it (a
+#: PR can write an integer of millions of digits) the point is refused, not reviewed.
+MAX_CONCURRENCY = 1_000_000
 ZERO_ALLOWED = ("num-worker",)  # a disaggregated pool may be switched off with 0 workers
-_TOP_KEY = re.compile(
-    r"""^(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"\-?:\[\]{},&*!|>%@`][^#]*?)\s*:(?:\s|$)"""
-)
-
-
-class EntryText(NamedTuple):
-    """The source text of one top-level entry and the 1-based line its key is on."""
-
-    key: str
-    text: str
-    line: int
 
 
 @dataclass(slots=True)
@@ -61,9 +52,12 @@ class Point:
     osl: int | None = None
     recipe: str | None = None
     selector: str | None = None
+    # The recipe is named by an older `CONFIG_FILE=` that may point outside this repository.
+    recipe_outside: bool = field(default=False, compare=False)
     multinode: bool = False
     gpus: int = 1
     raw: Any = field(default=None, compare=False, repr=False)
+    group_raw: Any = field(default=None, compare=False, repr=False)  # its scenario group, as parsed
     # What identifies a point across refs, apart from its concurrency: set once, from the fields
     # above (a multinode point's worker settings are compared whole).
     topology: tuple[Any, ...] = field(default=(), compare=False, repr=False, init=False)
@@ -104,136 +98,72 @@ class ConfigEntry:
         return sorted({c for p in self.points for c in p.concurrencies})
 
 
-def split_entries(text: str) -> tuple[dict[str, EntryText], list[tuple[str, int, int]]]:
-    """Top-level entries by key, and duplicated top-level keys as (key, line, first line)."""
-    entries: dict[str, EntryText] = {}
-    duplicates: list[tuple[str, int, int]] = []
-    lines = text.splitlines(keepends=True)
-    starts: list[tuple[int, str]] = []
-    for number, line in enumerate(lines):
-        if line[:1] in ("", " ", "\t", "#", "\n", "\r", "-", "."):
-            continue
-        match = _TOP_KEY.match(line)
-        if match:
-            starts.append((number, _unquote(match.group("key"))))
-    for i, (number, key) in enumerate(starts):
-        end = starts[i + 1][0] if i + 1 < len(starts) else len(lines)
-        if key in entries:
-            duplicates.append((key, number + 1, entries[key].line))
-            continue
-        entries[key] = EntryText(key, "".join(lines[number:end]), number + 1)
-    return entries, duplicates
+class Parsed(NamedTuple):
+    """One master config's bytes as parsed: its top-level mapping (None when unreadable), the line
+    of each key, and what was wrong with it."""
+
+    data: dict[str, Any] | None
+    lines: dict[str, int]
+    problems: tuple[tuple[str, int | None, dict[str, Any]], ...]  # (message id, line, params)
 
 
-def _unquote(key: str) -> str:
-    if len(key) >= 2 and key[0] == key[-1] == "'":
-        return key[1:-1].replace("''", "'")
-    if len(key) >= 2 and key[0] == key[-1] == '"':
-        if "\\" in key:  # escapes (\n, \", \u…): the key YAML reads, so both refs and the changelog agree
-            try:
-                value = load(key).data
-            except YamlProblem:
-                value = None
-            if isinstance(value, str):
-                return value
-        return key[1:-1]
-    return key
+def parse_master(data: bytes) -> Parsed:
+    """Parse a master config's bytes whole (no path: the same bytes parse the same anywhere)."""
+    try:
+        loaded = load(decode(data))
+    except YamlProblem as exc:
+        return Parsed(None, {}, (("yaml", exc.line, {"exc": exc}),))
+    problems = [
+        ("master-duplicate-key", dup.line, {"key": dup.key, "first_line": dup.first_line})
+        for dup in loaded.duplicates
+    ]
+    if loaded.data is None:
+        return Parsed({}, {}, tuple(problems))
+    if not isinstance(loaded.data, dict):
+        return Parsed(None, {}, (("master-not-mapping", 1, {}),))
+    entries: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    for key, value in loaded.data.items():
+        name = str(key)
+        if name in entries:  # `1:` and `"1":` are one config key to the generator's lookups
+            line = loaded.data.lines.get(key)
+            problems.append(("master-duplicate-key", line, {"key": name, "first_line": lines[name]}))
+            continue
+        entries[name] = value
+        lines[name] = loaded.data.lines.get(key, 1)
+    return Parsed(entries, lines, tuple(problems))
 
 
 class MasterFile:
-    """A master config file at one ref, parsed lazily entry by entry."""
+    """A master config file at one ref, parsed whole; entries are built into points on demand."""
 
-    def __init__(self, path: str, data: bytes, layout: Layout) -> None:
+    def __init__(self, path: str, data: bytes, layout: Layout, parsed: Parsed | None = None) -> None:
         self.path = path
         self.layout = layout
-        self.problems: list[Problem] = []
-        # True once the file as a whole could not be read (not UTF-8, not YAML, not a mapping).
-        self.unreadable = False
-        self._full: LineDict | None = None
-        self._parsed: dict[str, ConfigEntry | None] = {}
-        try:
-            self.text = decode(data)
-        except YamlProblem as exc:
-            self.text = ""
-            self.unreadable = True
-            self.problems.append(from_yaml(exc, path))
-        self.entries, duplicates = split_entries(self.text)
-        for key, line, first in duplicates:
-            self.problems.append(
-                Problem("master-duplicate-key", path, line, {"key": key, "first_line": first})
-            )
-        if self.text.strip() and not self.entries:
-            self._parse_whole()
+        parsed = parsed if parsed is not None else parse_master(data)
+        # True when the file as a whole could not be read (not UTF-8, not YAML, not a mapping).
+        self.unreadable = parsed.data is None
+        self.raw: dict[str, Any] = parsed.data or {}
+        self.entries: dict[str, int] = parsed.lines
+        self.problems: list[Problem] = [self._problem(*p) for p in parsed.problems]
+        self._built: dict[str, ConfigEntry | None] = {}
+
+    def _problem(self, message_id: str, line: int | None, params: dict[str, Any]) -> Problem:
+        if message_id == "yaml":
+            return from_yaml(params["exc"], self.path)
+        return Problem(message_id, self.path, line, {"path": self.path, **params})
 
     def keys(self) -> list[str]:
         return list(self.entries)
 
-    def is_parsed(self, key: str) -> bool:
-        """Whether `entry(key)` has been worked out already (and so costs nothing more)."""
-        return key in self._parsed
-
     def entry(self, key: str) -> ConfigEntry | None:
-        """The parsed entry, or None when absent or unreadable (then `problems` says why)."""
-        if key not in self._parsed:
-            self._parsed[key] = self._parse_entry(key)
-        return self._parsed[key]
-
-    def _parse_entry(self, key: str) -> ConfigEntry | None:
-        if key not in self.entries:
-            return None
-        chunk = self.entries[key]
-        raw = None
-        if self._full is None:
-            try:
-                loaded = load(chunk.text, line_offset=chunk.line - 1)
-                if isinstance(loaded.data, dict) and list(loaded.data) == [key]:
-                    raw = loaded.data[key]
-                    self._note_duplicates(loaded.duplicates)
-            except YamlProblem:
-                raw = None
-            if raw is None:
-                self._parse_whole()
-        if self._full is not None:
-            if key not in self._full:
-                return None
-            raw = self._full[key]
-        return build_entry(key, raw, self.path, chunk.line, self.layout)
-
-    def _note_duplicates(self, duplicates: list[Any]) -> None:
-        for dup in duplicates:
-            self.problems.append(
-                Problem(
-                    "master-duplicate-key",
-                    self.path,
-                    dup.line,
-                    {"key": dup.key, "first_line": dup.first_line},
-                )
+        """The built entry, or None when absent (its problems are the entry's own)."""
+        if key not in self._built:
+            raw = self.raw.get(key)
+            self._built[key] = (
+                build_entry(key, raw, self.path, self.entries[key], self.layout) if key in self.raw else None
             )
-
-    def _parse_whole(self) -> None:
-        if self._full is not None:
-            return
-        self._full = LineDict()
-        try:
-            loaded = load(self.text)
-        except YamlProblem as exc:
-            self.problems.append(from_yaml(exc, self.path))
-            self.entries = {}
-            self.unreadable = True
-            return
-        if loaded.data is None:
-            return
-        if not isinstance(loaded.data, dict):
-            self.problems.append(Problem("master-not-mapping", self.path, 1, {"path": self.path}))
-            self.entries = {}
-            self.unreadable = True
-            return
-        self._note_duplicates(loaded.duplicates)
-        self._full = loaded.data
-        known = self.entries
-        self.entries = {
-            str(k): known.get(str(k), EntryText(str(k), "", loaded.data.lines.get(k, 1))) for k in loaded.data
-        }
+        return self._built[key]
 
 
 def expand_concurrency(start: int, end: int) -> list[int]:
@@ -278,6 +208,8 @@ class _EntryReader:
         return value
 
     def concurrencies(self, point: dict, line: int | None) -> tuple[int, ...]:
+        if self.out_of_range(point, line):
+            return ()
         if "conc-list" in point:
             values = point["conc-list"]
             if (
@@ -299,6 +231,21 @@ class _EntryReader:
             self.problem("master-conc-range", line, start=start, end=end)
             return ()
         return tuple(expand_concurrency(start, end))
+
+    def out_of_range(self, point: dict, line: int | None) -> bool:
+        """Whether a concurrency of the point is an integer beyond ±MAX_CONCURRENCY (a problem
+        naming the first such one)."""
+        listed = point.get("conc-list")
+        named = [("conc-list", v) for v in listed] if isinstance(listed, list) else []
+        named += [(name, point.get(name)) for name in ("conc-start", "conc-end")]
+        for name, value in named:
+            if type(value) is int and abs(value) > MAX_CONCURRENCY:
+                where = _line_of(point, name) or line
+                self.problem(
+                    "master-conc-out-of-range", where, field=name, value=value, limit=MAX_CONCURRENCY
+                )
+                return True
+        return False
 
     def workers(self, point: dict, line: int | None) -> tuple[dict, int]:
         """The serving worker (aggregated `worker`, or `prefill`), whose topology recipes state, and
@@ -408,7 +355,7 @@ def build_entry(key: str, raw: Any, file: str, line: int | None, layout: Layout)
             if not isinstance(point, dict):
                 reader.problem("master-point-not-mapping", point_line, scenario=scenario)
                 continue
-            where = _Group(scenario, group_index, utilization, isl, osl)
+            where = _Group(scenario, group_index, utilization, isl, osl, group)
             built = _build_point(reader, point, point_line, where, index, multinode, recipe_dir)
             if built is not None:
                 points.append(built)
@@ -447,6 +394,7 @@ class _Group(NamedTuple):
     utilization: Decimal | None
     isl: int | None
     osl: int | None
+    raw: Any
 
 
 def _build_point(
@@ -461,12 +409,14 @@ def _build_point(
     concurrencies = reader.concurrencies(point, line)
     recipe_field = reader.field(point, "srt-recipe", str, None, line)
     recipe = selector = None
+    outside = False
     if multinode or "prefill" in point or "worker" in point:
         topo, gpus = reader.workers(point, line)
         legacy_path, legacy_selector = _selector_from_settings(topo.get("additional-settings"))
         if recipe_field is None and legacy_path:
             recipe = reader.layout.legacy_recipe_path(legacy_path)
             selector = legacy_selector
+            outside = reader.layout.legacy_recipe_outside(legacy_path)
         multinode = True
     else:
         topo = point
@@ -495,8 +445,10 @@ def _build_point(
         kv_offloading=str(reader.field(point, "kv-offloading", str, "none", line)).lower(),
         recipe=recipe,
         selector=selector,
+        recipe_outside=outside,
         multinode=multinode,
         raw=point,
+        group_raw=group.raw,
         utilization=group.utilization,
         isl=group.isl,
         osl=group.osl,

@@ -27,19 +27,14 @@ ROLE_NAMES = ("agg", "prefill")
 # What selection and the DRAM check read, and the type each must have (DESIGN.md §1 "Recipe").
 SELECTOR_ENV = ("CONC", "TP", "KV_OFFLOADING", "SPEC_DECODING")
 WHOLE_ENV = ("CONC", "TP")
-# Role arguments that size the parallelism (a variant that gives one does not state `gpus`).
-PARALLEL_ARGS = (
-    "tensor-parallel-size",
-    "tp-size",
-    "pipeline-parallel-size",
-    "pp-size",
-    "data-parallel-size",
-    "dp-size",
-    "expert-parallel-size",
-    "ep-size",
-)
+# Role arguments that size the parallelism (a variant that gives one does not state `gpus`), by
+# what they size; the first name a variant gives counts.
+TP_ARGS = ("tensor-parallel-size", "tp-size")
+DP_ARGS = ("data-parallel-size", "dp-size")
+EP_SIZE_ARGS = ("expert-parallel-size", "ep-size", "moe-expert-parallel-size")
+PARALLEL_ARGS = (*TP_ARGS, "pipeline-parallel-size", "pp-size", *DP_ARGS, *EP_SIZE_ARGS)
 WHOLE_ARGS = (*PARALLEL_ARGS, "decode-context-parallel-size")
-FLAG_ARGS = ("enable-dp-attention", "enable-expert-parallel")
+FLAG_ARGS = ("enable-dp-attention", "enable-expert-parallel", "enable-deepep-moe", "enable-ep-moe")
 
 
 @dataclass(frozen=True)

@@ -36,31 +36,42 @@ def shape_problem(runners: Any, runner: str) -> tuple[str, int | None] | None:
     return None
 
 
-def lookup(runners: Any, runner: str) -> Hardware | None:
-    """Hardware of a master-config runner label, or None when runners.yaml has no record of it.
-
-    `cluster:<name>` refers to `clusters.<name>`; the older layout keys `hardware:` by the label.
-    """
+def _find(runners: Any, runner: str) -> tuple[str, Any, Any] | None:
+    """(name, record, the table holding it) of a master-config runner label, or None when
+    runners.yaml has no record of it. `cluster:<name>` refers to `clusters.<name>`; the older
+    layout keys `hardware:` by the label."""
     if not isinstance(runners, dict):
         return None
-    record = None
-    name = runner
     clusters = runners.get("clusters")
     if runner.startswith("cluster:") and isinstance(clusters, dict):
         name = runner.removeprefix("cluster:")
-        record = clusters.get(name)
-        lines = getattr(clusters, "lines", {})
-    if record is None and isinstance(runners.get("hardware"), dict):
-        record = runners["hardware"].get(runner)
-        lines = getattr(runners["hardware"], "lines", {})
-        name = runner
-    if record is None:
+        if clusters.get(name) is not None:
+            return name, clusters[name], clusters
+    hardware = runners.get("hardware")
+    if isinstance(hardware, dict) and hardware.get(runner) is not None:
+        return runner, hardware[runner], hardware
+    return None
+
+
+def record(runners: Any, runner: str | None) -> Any:
+    """Everything runners.yaml says about a runner label's machines, as parsed (None: nothing):
+    what a run starts on, compared base against head."""
+    found = _find(runners, runner) if isinstance(runner, str) else None
+    return found[1] if found else None
+
+
+def lookup(runners: Any, runner: str) -> Hardware | None:
+    """Hardware of a master-config runner label, or None when runners.yaml has no record of it."""
+    found = _find(runners, runner)
+    if found is None:
         return None
-    if not isinstance(record, dict):  # named, but not a mapping of hardware fields
-        record = {}
+    name, data, table = found
+    if not isinstance(data, dict):  # named, but not a mapping of hardware fields
+        data = {}
+    lines = getattr(table, "lines", {})
     return Hardware(
         name=name,
-        gpus_per_node=_number(record.get("gpus-per-node")),
-        available_mib=_number(record.get("available-cpu-dram-mib")),
+        gpus_per_node=_number(data.get("gpus-per-node")),
+        available_mib=_number(data.get("available-cpu-dram-mib")),
         line=lines.get(name) if isinstance(lines, dict) else None,
     )

@@ -1,8 +1,27 @@
 """Which recipe variant serves which (point, concurrency): DESIGN.md §1 "Recipe" selectors.
 
 A variant declares the points it serves through `benchmark.env` (`CONC`, `TP`, `KV_OFFLOADING`,
-`SPEC_DECODING`) and the topology of its serving role. Only what a variant declares is compared;
-a variant without `CONC` serves every concurrency.
+`SPEC_DECODING`) and the topology of its serving role (`roles.agg`, or the prefill worker). Only
+what a variant declares is compared, and a variant without `CONC` serves every concurrency, except
+expert parallelism: a variant whose serving role is stated serves the EP its engine would run
+with, which is 1 unless one of these arguments says otherwise (as found on the real InferenceX
+recipes; `_` and `-` in names are the same):
+- `expert-parallel-size` / `ep-size` (SGLang, ATOM), `moe-expert-parallel-size` (TensorRT-LLM's
+  `moe_expert_parallel_size`): that size.
+- `enable-expert-parallel: true` (vLLM, ATOM): tensor-parallel size × data-parallel size, as
+  vLLM sizes its expert group (the TP is the point's when the variant states none).
+- SGLang's `moe-a2a-backend` `deepep`, `mooncake`, `mori`, `flashinfer` or `ascend_fuseep`, and
+  its older `enable-deepep-moe: true` / `enable-ep-moe: true`: the tensor-parallel size, which
+  SGLang then uses as its EP whatever `ep-size` says.
+Likewise it serves DP attention only when `enable-dp-attention` is true or, without that flag, its
+data-parallel size is above 1 (engines start without it). A variant that states no serving role
+at all (e.g. the older dynamo recipes, whose workers live under `backend.*_config`) states no
+topology and is compared on `benchmark.env` only.
+
+vLLM's data parallelism multiplies its GPUs: InferenceX launches a `dp-attn` point of TP T as
+`tensor-parallel-size 1`, `data-parallel-size T`, so a vLLM variant's `tensor-parallel-size` ×
+`data-parallel-size` is the point's TP. SGLang and ATOM run data-parallel attention inside their
+TP group, so their `tensor-parallel-size` is the point's TP.
 """
 
 from __future__ import annotations
@@ -10,13 +29,17 @@ from __future__ import annotations
 from typing import Any
 
 from bot.model.master import Point
-from bot.model.recipe import PARALLEL_ARGS, Recipe, Variant
+from bot.model.recipe import DP_ARGS, EP_SIZE_ARGS, PARALLEL_ARGS, TP_ARGS, Recipe, Variant
 
 # The work budget of a review: runs times the recipe variants each chooses among. Today's whole
 # InferenceX matrix is about 2,100 runs and no real recipe has more than 18 variants; a PR over
 # this budget is built to exhaust the review, so what it would cost more is not reviewed, and
 # that blocks (DESIGN.md §2).
 MAX_RUN_CHOICES = 2_000_000
+# SGLang's all-to-all MoE backends after which its EP is its TP (`ServerArgs._handle_a2a_moe`), and
+# its older flags that did the same.
+EP_IS_TP_BACKENDS = ("deepep", "mooncake", "mori", "flashinfer", "ascend_fuseep")
+EP_IS_TP_FLAGS = ("enable-deepep-moe", "enable-ep-moe")
 
 
 def _int(value: Any) -> int | None:
@@ -33,29 +56,91 @@ def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1", "yes"))
 
 
+def _first_int(args: dict[str, Any], names: tuple[str, ...]) -> int | None:
+    """The first of `names` the arguments give, as an integer (None: none given, or not a number)."""
+    for name in names:
+        if name in args:
+            return _int(args[name])
+    return None
+
+
+def _engine(variant: Variant) -> str:
+    """The engine that serves the variant: `engine.type`, or `engine` itself when it is a name."""
+    engine = variant.data.get("engine")
+    if isinstance(engine, dict):
+        engine = engine.get("type")
+    return engine.strip().lower() if isinstance(engine, str) else ""
+
+
+def expert_parallel(variant: Variant, point: Point) -> int | None:
+    """The EP the engine of a variant with a serving role runs with (module docstring); None when
+    a size it gives is not a number. The point is asked only for the TP a variant leaves to it."""
+    args = variant.args
+    tp = _first_int(args, TP_ARGS)
+    if _forced_ep(args):
+        return tp if tp is not None else point.tp
+    if any(name in args for name in EP_SIZE_ARGS):
+        return _first_int(args, EP_SIZE_ARGS)
+    if _truthy(args.get("enable-expert-parallel")):
+        return tp * (_first_int(args, DP_ARGS) or 1) if tp is not None else point.tp
+    return 1
+
+
+def dp_attention(variant: Variant) -> bool:
+    """Whether the engine of a variant with a serving role runs data-parallel attention:
+    `enable-dp-attention` when given, else a data-parallel size above 1 (vLLM's form of it)."""
+    args = variant.args
+    if "enable-dp-attention" in args:
+        return _truthy(args["enable-dp-attention"])
+    return (_first_int(args, DP_ARGS) or 1) > 1
+
+
+def _forced_ep(args: dict[str, Any]) -> bool:
+    """Whether SGLang sets its EP to its TP: an all-to-all MoE backend that does, or the older flags."""
+    backend = args.get("moe-a2a-backend")
+    if isinstance(backend, str) and backend.strip().lower() in EP_IS_TP_BACKENDS:
+        return True
+    return any(_truthy(args.get(name)) for name in EP_IS_TP_FLAGS)
+
+
 def topology_matches(variant: Variant, point: Point) -> bool:
-    """True when every topology value the variant's role states equals the point's."""
+    """True when every topology value the variant's role states, and the EP and DP attention it
+    serves, equal the point's."""
+    return all(stated == wanted for stated, wanted in _topology(variant, point).values())
+
+
+def _topology(variant: Variant, point: Point) -> dict[str, tuple[Any, int | bool]]:
+    """(what the variant serves, what the point needs) for each topology value the variant states."""
     role = variant.role
     args = variant.args
-    expected: list[tuple[Any, int | bool]] = []
+    expected: dict[str, tuple[Any, int | bool]] = {}
     if "gpus" in role and not any(name in args for name in PARALLEL_ARGS):
-        expected.append((_int(role["gpus"]), point.gpus_per_worker))
-    for name in ("tensor-parallel-size", "tp-size"):
-        if name in args:
-            expected.append((_int(args[name]), point.tp))
-    ep_given = [args[n] for n in ("expert-parallel-size", "ep-size") if n in args]
-    if ep_given:
-        expected.append((_int(ep_given[0]), point.ep))
-    elif "enable-expert-parallel" in args:
-        expected.append((point.tp if _truthy(args["enable-expert-parallel"]) else 1, point.ep))
+        expected["gpus"] = (_int(role["gpus"]), point.gpus_per_worker)
+    if any(name in args for name in TP_ARGS):
+        tp = _first_int(args, TP_ARGS)
+        if tp is not None and _engine(variant) == "vllm":
+            tp *= _first_int(args, DP_ARGS) or 1
+        expected["tp"] = (tp, point.tp)
+    if role:
+        expected["ep"] = (expert_parallel(variant, point), point.ep)
+        expected["dp-attn"] = (dp_attention(variant), point.dp_attn)
     if "decode-context-parallel-size" in args:
-        expected.append((_int(args["decode-context-parallel-size"]), point.dcp))
-    if "enable-dp-attention" in args:
-        expected.append((_truthy(args["enable-dp-attention"]), point.dp_attn))
-    elif (_int(args.get("data-parallel-size", args.get("dp-size"))) or 1) > 1:
-        # Data parallelism above 1 states DP attention; a size of 1 is the default and states nothing.
-        expected.append((True, point.dp_attn))
-    return all(stated == wanted for stated, wanted in expected)
+        expected["dcp"] = (_int(args["decode-context-parallel-size"]), point.dcp)
+    return expected
+
+
+def ep_misses(recipe: Recipe, point: Point, concurrency: int) -> list[tuple[str, int]]:
+    """The variants that would serve (point, concurrency) but for their expert parallelism, each
+    with the EP it serves: why a point that names an EP finds no variant."""
+    misses = []
+    for variant in recipe.candidates(point.selector):
+        if not env_matches(variant, point, concurrency):
+            continue
+        topology = _topology(variant, point)
+        served, _ = topology.pop("ep", (None, None))
+        if served is not None and served != point.ep and all(a == b for a, b in topology.values()):
+            misses.append((variant.name, served))
+    return misses
 
 
 def env_matches(variant: Variant, point: Point, concurrency: int) -> bool:

@@ -19,7 +19,7 @@ import jinja2
 
 from bot import compile_cache
 from bot.catalog import LANGS, Msg, catalog
-from bot.output import textsafe
+from bot.output import numbers, textsafe
 
 if TYPE_CHECKING:
     from bot.findings import Finding
@@ -37,6 +37,7 @@ class Safe(str):
 def _num(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
+    numbers.check(value)
     return f"{value:,}"
 
 
@@ -48,10 +49,14 @@ def _environment(markdown: bool) -> jinja2.Environment:
         if isinstance(value, Safe):
             return value
         if type(value) in (int, float):  # not bool, whose str() is escaped like any other text
+            numbers.check(value)
             return str(value)
+        if type(value) is not str and type(value) is not Safe:
+            numbers.check(value)  # a list or mapping: an integer in it may be too long
         return escape(value)
 
     def code(value: Any) -> Safe:
+        numbers.check(value)
         return Safe(textsafe.md_code(value) if markdown else textsafe.plain(value))
 
     def join(values: Iterable[Any], sep: str = ", ", as_code: bool = False) -> Safe:
@@ -75,7 +80,7 @@ def _environment(markdown: bool) -> jinja2.Environment:
     def run_list(pairs: Iterable[tuple[Any, Any]]) -> Safe:
         parts = []
         for concurrency, variant in pairs:
-            label = f"C{concurrency}" if type(concurrency) is int else f"C{finalize(concurrency)}"
+            label = f"C{finalize(concurrency)}"
             parts.append(f"{label} → {code(variant)}" if variant else label)
         return Safe(" · ".join(parts))
 
@@ -101,9 +106,23 @@ def _template(message_id: str, lang: str, markdown: bool) -> jinja2.Template:
 def render(message_id: str, lang: str, params: Mapping[str, Any], *, markdown: bool = False) -> str:
     """One message in one language, as plain text (JSON) or escaped markdown (comment). In markdown
     nothing outside its code spans links: not its values, nor catalog text around a number from
-    the PR (`entry #{{ index }}`)."""
-    text = _template(message_id, lang, markdown).render(params)
+    the PR (`entry #{{ index }}`). An integer too long to show whole is shown shortened
+    (`bot.output.numbers`), never a crash."""
+    template = _template(message_id, lang, markdown)
+    try:
+        text = template.render(params)
+    except (ValueError, OverflowError, numbers.LongNumber):
+        text = template.render(numbers.shown(params, lambda value: long_number(value, lang)))
     return textsafe.no_links(text) if markdown else text
+
+
+def long_number(value: int, lang: str) -> str:
+    """A long integer as plain text in one language: its first and last digits and how many."""
+    sign, first, last, count, as_hex = numbers.digits(value)
+    message_id = "number-long-hex" if as_hex else "number-long"
+    return render(
+        message_id, lang, {"sign": "-" if sign else "", "first": first, "last": last, "count": count}
+    )
 
 
 def text(message: Msg, lang: str = "en", *, markdown: bool = False) -> str:

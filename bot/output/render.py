@@ -29,7 +29,7 @@ import jinja2
 
 from bot import __version__, compile_cache
 from bot.findings import Finding, Severity
-from bot.output import messages, textsafe
+from bot.output import messages, numbers, textsafe
 from bot.output.messages import Safe
 from bot.report import Report
 from bot.resources import template_dir
@@ -210,13 +210,15 @@ def _topology(run: dict[str, Any]) -> str:
     return "/".join(parts)
 
 
+def _run_label(run: dict[str, Any], topologies: bool) -> str:
+    concurrency = run.get("concurrency")
+    numbers.check(concurrency)
+    return f"C{concurrency}" + (f" {_topology(run)}" if topologies else "")
+
+
 def _labels(runs: list[dict[str, Any]], topologies: bool) -> str:
     """The runs as `C4, C14, C16` (with their `topologies`), each label once, the first RUN_LABELS."""
-    labels = list(
-        dict.fromkeys(
-            f"C{run.get('concurrency')}" + (f" {_topology(run)}" if topologies else "") for run in runs
-        )
-    )
+    labels = list(dict.fromkeys(_run_label(run, topologies) for run in runs))
     shown = labels[:RUN_LABELS] + ([f"… (+{len(labels) - RUN_LABELS})"] if len(labels) > RUN_LABELS else [])
     return textsafe.md_text(", ".join(shown))
 
@@ -286,6 +288,8 @@ def _delta(base: list[Any], head: list[Any]) -> str:
     """A published set's change as `+C2 −C76` (the first RUN_LABELS)."""
     added = [c for c in head if c not in base]
     removed = [c for c in base if c not in head]
+    for concurrency in added + removed:
+        numbers.check(concurrency)
     words = [f"+C{c}" for c in added] + [f"−C{c}" for c in removed]
     shown = " ".join(words[:RUN_LABELS]) + (
         f" … (+{len(words) - RUN_LABELS})" if len(words) > RUN_LABELS else ""
@@ -408,6 +412,7 @@ class _Review:
             self.title_id = "ui-title-warnings" if self.counts["warning"] else "ui-title-clean"
         self._entries: dict[tuple[str, int, str, int | None], tuple[str, bool]] = {}
         self._texts: dict[tuple[str, int, str], str] = {}
+        self._short: dict[str, Report] = {}
 
     @property
     def findings(self) -> int:
@@ -444,13 +449,32 @@ class _Review:
             return False
         return len(self._text(name, index, lang)) > limit or len(self._suggestion(name, index) or "") > limit
 
+    def _data(self, report: Report, name: str, key: str, lang: str) -> str:
+        """A key's row in the table (`keys`) or its changes view (`changes`), from `report`."""
+        if name == "keys":
+            return layout().key_row(_key_row(lang, key, report, self.marks.get(key, "")))
+        view = _key_view(lang, key, report.changes.get(key), self.detailed)
+        return layout().key_changes(lang, view, self.detailed)
+
+    def _shortened(self, lang: str) -> Report:
+        """The report's tables with every long integer shortened (`bot.output.numbers`)."""
+        if lang not in self._short:
+            report = self.report
+
+            def short(data: Any) -> Any:
+                return numbers.shown(data, lambda value: messages.long_number(value, lang))
+
+            tables = (short(report.published_sets), short(report.sweep_plan), report.changed_keys)
+            self._short[lang] = Report(list(report.findings), *tables, short(report.changes))
+        return self._short[lang]
+
     def _entry(self, name: str, index: int, lang: str, limit: int | None) -> tuple[str, bool]:
         entry = self.sections[name][index]
-        if name == "keys":
-            return layout().key_row(_key_row(lang, entry, self.report, self.marks.get(entry, ""))), False
-        if name == "changes":
-            view = _key_view(lang, entry, self.report.changes.get(entry), self.detailed)
-            return layout().key_changes(lang, view, self.detailed), False
+        if name in ("keys", "changes"):
+            try:
+                return self._data(self.report, name, entry, lang), False
+            except (ValueError, OverflowError, numbers.LongNumber):  # an integer too long to show
+                return self._data(self._shortened(lang), name, entry, lang), False
         text = self._text(name, index, lang)
         suggestion = self._suggestion(name, index)
         shortened = False

@@ -60,17 +60,20 @@ def summary_text(body: str, notes: list[Msg], lang: str) -> str:
     return _fitting_notes(notes, lang, SUMMARY.limit - SUMMARY.size(body), SUMMARY) + body
 
 
-def failure_comment(reason: Msg, lang: str, base: str = "", head: str = "") -> str:
+def failure_comment(reason: Msg, lang: str, base: str = "", head: str = "", *, ran: bool = False) -> str:
     """The comment of a review that could not run: why, and that none of the checks ran (the
-    `failure` macro of the comment template)."""
+    `failure` macro of the comment template); or, `ran`, of one whose checks ran but whose result
+    could not be shown: why, and nothing else (the `unshown` macro). Either way it names the head
+    it is about, so that no earlier verdict stays up for it."""
     langs = LANG_CHOICES[lang]
     parts = [MARKER, "\n"]
     for code in langs:
         folded = code == "zh" and len(langs) > 1
-        reason_text = text(Msg("action-failed-reason", {"reason": reason}), code, markdown=True)
-        parts += [
-            layout().opening(folded),
-            layout().failure(code, reason_text, CHECK_IDS, __version__, base or "?", head or "?"),
-            layout().closing(folded),
-        ]
+        shown = base or "?", head or "?"
+        if ran:
+            body = layout().unshown(code, text(reason, code, markdown=True), __version__, *shown)
+        else:
+            reason_text = text(Msg("action-failed-reason", {"reason": reason}), code, markdown=True)
+            body = layout().failure(code, reason_text, CHECK_IDS, __version__, *shown)
+        parts += [layout().opening(folded), body, layout().closing(folded)]
     return "".join(parts)

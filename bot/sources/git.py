@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import IO
 
 from bot.catalog import msg
-from bot.sources.snapshot import SourceError, is_plain_path
+from bot.sources.snapshot import Oversized, SourceError, is_plain_path
+from bot.yamlsafe import MAX_BYTES
 
 _WINDOW = 8192  # bytes of requests sent to `git cat-file --batch` and not answered yet
+_CHUNK = 1 << 20  # the bytes of an oversized blob are passed over this many at a time
 
 
 class GitError(SourceError):
@@ -37,7 +39,10 @@ class GitRepo:
     """A local repository; `snapshot(ref)` gives read-only views of single commits."""
 
     path: Path
+    #: Blobs larger than this are never read: `read` gives an `Oversized` (their size alone).
+    max_bytes: int = MAX_BYTES
     _cat: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _check: subprocess.Popen[bytes] | None = field(default=None, repr=False)  # `--batch-check`
     # Requests for `git cat-file --batch`: (where the answer goes, path, request line). Queued ones
     # are not sent yet; pending ones are sent and answered in this order.
     _queued: deque[tuple[dict[str, bytes | None], str, bytes]] = field(default_factory=deque, repr=False)
@@ -93,7 +98,8 @@ class GitRepo:
         return [p for p in _git(self.path, *args).split("\0") if p]
 
     def read(self, sha: str, path: str) -> bytes | None:
-        """Blob contents through one long-lived `git cat-file --batch` process."""
+        """Blob contents through one long-lived `git cat-file --batch` process (an `Oversized`
+        for a blob over `max_bytes`, whose bytes are never read)."""
         return self.read_many(sha, [path]).get(path)
 
     def read_many(self, sha: str, paths: list[str]) -> dict[str, bytes | None]:
@@ -107,15 +113,54 @@ class GitRepo:
     def request(self, into: dict[str, bytes | None], sha: str, paths: list[str]) -> None:
         """Ask git for files without waiting: each answer lands in `into` when `collect` reaches it.
 
-        Requests go out in order while less than a window of them is unanswered (never enough to
-        fill the pipe while git waits for us to read), and more follow as answers are read. So
-        git unpacks the next files while the caller works on the first ones."""
+        Each file's type and size are asked first (`_screen`): what is no file, or a blob over
+        `max_bytes`, is answered at once, and only the others are asked of `git cat-file --batch`.
+        Those requests go out in order while less than a window of them is unanswered (never
+        enough to fill the pipe while git waits for us to read), and more follow as answers are
+        read. So git unpacks the next files while the caller works on the first ones."""
+        batch: list[tuple[str, bytes]] = []
+        size = 0
         for path in paths:
-            if is_plain_path(path):
-                self._queued.append((into, path, f"{sha}:{path}\n".encode("utf-8", "surrogateescape")))
-            else:
+            if not is_plain_path(path):
                 into[path] = None
+                continue
+            line = f"{sha}:{path}\n".encode("utf-8", "surrogateescape")
+            if batch and size + len(line) > _WINDOW:
+                self._screen(into, batch)
+                batch, size = [], 0
+            batch.append((path, line))
+            size += len(line)
+        if batch:
+            self._screen(into, batch)
         self._send()
+
+    def _screen(self, into: dict[str, bytes | None], batch: list[tuple[str, bytes]]) -> None:
+        """Ask `git cat-file --batch-check` what each `sha:path` is, at most a window of requests
+        at a time (so that its answers never fill the pipe while it waits for us): a blob within
+        `max_bytes` is queued for `--batch` by its id; a larger one is an `Oversized`, known by its
+        size alone (git never even unpacks it); anything else, or nothing, is None."""
+        check = self._process("_check", "--batch-check")
+        assert check.stdin and check.stdout
+        try:
+            check.stdin.write(b"".join(line for _, line in batch))
+            check.stdin.flush()
+        except OSError:
+            raise GitError(msg("git-cat-file-stopped")) from None
+        for path, _line in batch:
+            answer = check.stdout.readline()
+            if not answer:
+                raise GitError(msg("git-cat-file-stopped"))
+            answer = answer.rstrip(b"\n")
+            if answer.endswith((b" missing", b" ambiguous")):
+                into[path] = None
+                continue
+            oid, kind, size = answer.split(b" ")
+            if kind != b"blob":
+                into[path] = None
+            elif int(size) > self.max_bytes:
+                into[path] = Oversized(int(size), oid.decode("ascii"))
+            else:
+                self._queued.append((into, path, oid + b"\n"))
 
     def collect(self, into: dict[str, bytes | None], path: str) -> None:
         """Read git's answers, in the order they come, until `path` has arrived in `into`."""
@@ -144,19 +189,28 @@ class GitRepo:
             cat.stdin.write(b"".join(lines))
             cat.stdin.flush()
 
-    @staticmethod
-    def _answer(out: IO[bytes]) -> bytes | None:
+    def _answer(self, out: IO[bytes]) -> bytes | None:
         """One answer of `cat-file --batch`: `<oid> <type> <size>`, the bytes and a newline, of
         which only a blob is a file; or one line `<name> missing` (`ambiguous`), where the name may
-        hold spaces."""
+        hold spaces. The size comes first: the bytes of a blob over `max_bytes` are passed over
+        a chunk at a time, never held, and it is an `Oversized`, as the API's tree makes it."""
         line = out.readline()
         if not line:
             raise GitError(msg("git-cat-file-stopped"))
         line = line.rstrip(b"\n")
         if line.endswith((b" missing", b" ambiguous")):
             return None
-        _oid, kind, size = line.split(b" ")
-        data = out.read(int(size))
+        oid, kind, size_text = line.split(b" ")
+        size = int(size_text)
+        if size > self.max_bytes:
+            left = size + 1  # and the newline after the bytes
+            while left:
+                chunk = out.read(min(left, _CHUNK))
+                if not chunk:
+                    raise GitError(msg("git-cat-file-stopped"))
+                left -= len(chunk)
+            return Oversized(size, oid.decode("ascii")) if kind == b"blob" else None
+        data = out.read(size)
         out.read(1)
         return data if kind == b"blob" else None
 
@@ -164,26 +218,35 @@ class GitRepo:
         if self._cat is not None and self._cat.poll() is not None and (self._pending or self._queued):
             self.close()  # its unanswered requests are lost with it: say so rather than start over
             raise GitError(msg("git-cat-file-stopped"))
-        if self._cat is None or self._cat.poll() is not None:
-            self._cat = subprocess.Popen(
-                ["git", "-C", str(self.path), "cat-file", "--batch"],
+        return self._process("_cat", "--batch")
+
+    def _process(self, name: str, mode: str) -> subprocess.Popen[bytes]:
+        """The long-lived `git cat-file` process kept in attribute `name`, started when needed."""
+        process: subprocess.Popen[bytes] | None = getattr(self, name)
+        if process is None or process.poll() is not None:
+            process = subprocess.Popen(
+                ["git", "-C", str(self.path), "cat-file", mode],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
-        return self._cat
+            setattr(self, name, process)
+        return process
 
     def close(self) -> None:
-        if self._cat is not None:
-            for pipe in (self._cat.stdin, self._cat.stdout):  # unread answers are dropped
+        for name in ("_cat", "_check"):
+            process: subprocess.Popen[bytes] | None = getattr(self, name)
+            if process is None:
+                continue
+            for pipe in (process.stdin, process.stdout):  # unread answers are dropped
                 if pipe:
                     with contextlib.suppress(OSError):  # git may be gone already
                         pipe.close()
-            self._cat.wait()  # git exits at the end of its input (a wait with a timeout would poll)
-            self._cat = None
-            self._queued.clear()
-            self._pending.clear()
-            self._unanswered = 0
+            process.wait()  # git exits at the end of its input (a wait with a timeout would poll)
+            setattr(self, name, None)
+        self._queued.clear()
+        self._pending.clear()
+        self._unanswered = 0
 
     def snapshot(self, sha: str, label: str | None = None) -> GitSnapshot:
         return GitSnapshot(self, sha, label or sha[:12])

@@ -15,6 +15,7 @@ keeps no remote URL, so no later git process can reach the network.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -110,6 +111,8 @@ class FetchedRepo:
             )
         except FileNotFoundError:
             raise FetchError(msg("action-git-missing")) from None
+        except OSError as exc:  # git not runnable here, a folder not writable, …
+            raise FetchError(msg("action-git-os-error", detail=_os_detail(exc))) from None
         except subprocess.TimeoutExpired:
             raise FetchError(msg("action-git-timeout", command=args[0], seconds=int(self.timeout))) from None
         if done.returncode != 0:
@@ -238,17 +241,33 @@ def fetch_pull(
     timeout: float = TIMEOUT,
 ) -> FetchedRepo:
     """Fetch commits `base` and `head` of `owner/name` into a new folder under `temp` (a system
-    temporary folder if None) with, in one batch, the blobs of the files `wanted` names (the
+    temporary folder if None or unusable) with, in one batch, the blobs of the files `wanted` names (the
     others come one batch at a time when they are read); raises FetchError."""
     url = remote_url(server, repository)
-    folder = Path(tempfile.mkdtemp(prefix="prbot-git-", dir=temp or None))
-    fetched = FetchedRepo(folder, url, token, timeout)
     try:
-        fetched.init()
-        commits = list(dict.fromkeys([base, head]))
-        fetched.fetch(commits, commits=True)
-        fetched.fetch_data(commits, wanted)
-    except BaseException:
-        fetched.close()
-        raise
+        fetched = FetchedRepo(_temp_folder(temp), url, token, timeout)
+        try:
+            fetched.init()
+            commits = list(dict.fromkeys([base, head]))
+            fetched.fetch(commits, commits=True)
+            fetched.fetch_data(commits, wanted)
+        except BaseException:
+            fetched.close()
+            raise
+    except OSError as exc:  # the REST path still runs: the caller falls back on any FetchError
+        raise FetchError(msg("action-git-os-error", detail=_os_detail(exc))) from None
     return fetched
+
+
+def _os_detail(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _temp_folder(temp: str | None) -> Path:
+    """A new folder under `temp`, or under the system's temporary folder when `temp` is unset or
+    unusable: a runner before v2.331 hands a Docker action the host's `RUNNER_TEMP`, which does not
+    exist in the container, and a self-hosted runner's folders may belong to another user."""
+    if temp:
+        with contextlib.suppress(OSError):
+            return Path(tempfile.mkdtemp(prefix="prbot-git-", dir=temp))
+    return Path(tempfile.mkdtemp(prefix="prbot-git-"))

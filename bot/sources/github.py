@@ -114,8 +114,31 @@ API_ERRORS = (GithubException, requests.RequestException, urllib3.exceptions.HTT
 
 
 def _detail(data: Any) -> str:
-    text = data.get("message", "") if isinstance(data, dict) else data if isinstance(data, str) else ""
-    return str(text)[:_MAX_DETAIL_CHARS]  # rendering escapes it and cuts out any secret
+    """GitHub's `message` and, after it, the reasons in its `errors` list (a 422 says why there:
+    `["Line could not be resolved"]`, or `{resource, field, code, message}` objects)."""
+    if isinstance(data, str):
+        return data[:_MAX_DETAIL_CHARS]
+    if not isinstance(data, dict):
+        return ""
+    text = str(data.get("message") or "")
+    errors = data.get("errors")
+    reasons = [_reason(e) for e in errors] if isinstance(errors, list) else []
+    reasons = [r for r in reasons if r]
+    if reasons:
+        text = f"{text}: {'; '.join(reasons)}" if text else "; ".join(reasons)
+    return text[:_MAX_DETAIL_CHARS]  # rendering escapes it and cuts out any secret
+
+
+def _reason(error: Any) -> str:
+    """One item of GitHub's `errors`: a string, or an object whose `message` says it (else its
+    field and code, as in `content invalid`)."""
+    if isinstance(error, str):
+        return error
+    if not isinstance(error, dict):
+        return ""
+    if error.get("message"):
+        return str(error["message"])
+    return " ".join(str(error[k]) for k in ("field", "code") if error.get(k))
 
 
 def rate_limited(exc: GithubException) -> bool:
@@ -180,9 +203,10 @@ def _login(user: Any) -> str:
 _HUNK = re.compile(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
-def touched_lines(patch: Any) -> frozenset[int]:
+def touched_lines(patch: Any, *, context: bool = False) -> frozenset[int]:
     """The head-side line numbers that a file's `patch` (as the API lists it) adds or changes: its
-    `+` lines; none for a file without a patch (binary, or a diff too large for GitHub to show)."""
+    `+` lines, and with `context` its unchanged lines too (every line a review comment may be on);
+    none for a file without a patch (binary, or a diff too large for GitHub to show)."""
     if not isinstance(patch, str):
         return frozenset()
     touched: set[int] = set()
@@ -194,7 +218,7 @@ def touched_lines(patch: Any) -> frozenset[int]:
         elif line is None or row.startswith(("-", "\\")):
             continue  # a removed line, or the "No newline at end of file" mark
         else:
-            if row.startswith("+"):
+            if context or row.startswith("+"):
                 touched.add(line)
             line += 1
     return frozenset(touched)
@@ -367,14 +391,28 @@ class GitHubSource:
         """Every review comment on the pull request's lines (all pages), oldest first."""
         return self.call(msg("review-doing-list"), lambda: list(pull.get_review_comments()))
 
-    def post_review(self, pull: GhPull, head_sha: str, body: str, comments: list[dict[str, Any]]) -> None:
+    def post_review(self, pull: GhPull, head_sha: str, body: str, comments: list[dict[str, Any]]) -> Any:
         """One review of commit `head_sha` that only comments (`COMMENT`: never an approval or a
         request for changes), with `comments` as `{path, line, side, body}` on its lines."""
         commit = self.repo.get_commit(head_sha)  # lazy: names the commit, requests nothing
-        self.call(
+        return self.call(
             msg("review-doing-post"),
             lambda: pull.create_review(commit=commit, body=body, event="COMMENT", comments=comments),
         )
+
+    def diff_lines(self, pull: GhPull) -> dict[str, frozenset[int]]:
+        """Per file, the head-side lines of the pull request's diff as GitHub shows it now (added
+        or unchanged): the lines a review comment may be on (all pages of its files)."""
+        files = self.call(msg("review-doing-diff"), lambda: list(pull.get_files()))
+        return {f.filename: touched_lines(f.patch, context=True) for f in files}
+
+    def reviews(self, pull: GhPull) -> list[Any]:
+        """Every review of the pull request (all pages), oldest first."""
+        return self.call(msg("review-doing-reviews"), lambda: list(pull.get_reviews()))
+
+    def edit_review(self, review: Any, body: str) -> None:
+        """Replace a submitted review's body (its comments stay)."""
+        self.call(msg("review-doing-edit"), lambda: review.edit(body))
 
     def delete_review_comment(self, comment: Any) -> None:
         """Delete one review comment; one already gone (404: a racing run deleted it) is no error."""

@@ -65,7 +65,8 @@ _MAX_MESSAGE_CHARS = 200
 _MAX_RETRY_AFTER = 2.0
 _GRACE_SECONDS = 1.0
 
-_CHALLENGE_PARAM = re.compile(r'(\w+)\s*=\s*(?:"([^"]*)"|([^\s,]+))')
+# A name starts a word (else `\w+` would be retried from each letter of a long word: quadratic).
+_CHALLENGE_PARAM = re.compile(r'(?<!\w)(\w+)\s*=\s*(?:"([^"]*)"|([^\s,]+))')
 _SERVICE = re.compile(r"[\w.:-]{1,128}", re.ASCII)  # a token service's name, as challenges give it
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 

@@ -1,0 +1,316 @@
+"""What InferenceX's generator would launch at one ref: every config key's runs, each with every
+setting it starts with (DESIGN.md §2 "The diff is total").
+
+A `Ref` reads one ref with that ref's own layout: the master configs InferenceX reads, parsed
+whole (anchors, aliases, merge keys, tags and escapes resolved), runners.yaml and the recipes the
+points name. A run's settings are, flattened to dotted paths: the entry's fields (`image`,
+`model`, `runner`, … everything but `scenarios`), its scenario group's (`isl`, `osl`,
+`dram-utilization`, `duration`, … everything but `search-space`), the point's (everything but
+its concurrencies), its runner's record in runners.yaml (`hardware.<field>`) and the recipe
+variant it selects, resolved. `same` compares them by value and type: `true`, `1`, `1.0` and
+`"1"` are four different settings (the generator hands each on as written).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from bot.model import layout as layout_mod
+from bot.model.master import ConfigEntry, MasterFile, Parsed, Point, parse_master
+from bot.model.problems import Problem, from_yaml
+from bot.model.recipe import Recipe, Variant, parse_recipe
+from bot.model.runners import record
+from bot.model.selection import select
+from bot.sources.snapshot import Snapshot
+from bot.yamlsafe import YamlProblem, load_bytes
+
+CONCURRENCY_FIELDS = ("conc-list", "conc-start", "conc-end")
+SCENARIO_FIELDS = ("scenarios", "seq-len-configs")  # an entry's matrix, not a setting of its own
+HARDWARE = "hardware"  # the prefix of a runner's runners.yaml record among a run's settings
+_MAX_DEPTH = 32  # deeper mappings are compared whole
+_MAX_JSON_CHARS = 4096  # longer JSON-looking strings are compared as text
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal by value and type, mappings in any order: `True` is not `1` is not `1.0` (Python's
+    `==` says all three are equal)."""
+    if a is b:
+        return True
+    if a != b:
+        return False
+    # Equal to Python: the same also by type when written the same (`repr` tells `True`, `1` and
+    # `1.0` apart); else walk, as mappings may list the same keys in another order.
+    return repr(a) == repr(b) or _strict(a, b)
+
+
+def _strict(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_strict(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return (
+            isinstance(b, list) and len(a) == len(b) and all(_strict(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):  # 0.0 and -0.0 are written differently
+        return repr(a) == repr(b)
+    return bool(a == b)
+
+
+def mentions(node: Any, names: set[str], depth: int = 0) -> bool:
+    """Whether a string in `node` (as parsed) contains one of `names`: a point names a recipe by a
+    string that ends with the recipe's file name (`srt-recipe`, `CONFIG_FILE=`), so an entry none
+    of whose strings contains it cannot run that recipe."""
+    if isinstance(node, str):
+        return any(name in node for name in names)
+    if depth > 64:
+        return True  # deeper than any YAML the loader accepts: never skip what cannot be looked at
+    if isinstance(node, dict):
+        return any(mentions(v, names, depth + 1) for v in node.values())
+    if isinstance(node, list):
+        return any(mentions(v, names, depth + 1) for v in node)
+    return False
+
+
+def _structure(value: str) -> Any:
+    """A serving argument written as JSON (`online_quant_config: '{"exclude_layer": [...]}'`,
+    `cudagraph-capture-sizes: '[1,2]'`) as the mapping or list it holds, so that its parts and
+    items are compared; the string itself when it is not one."""
+    text = value.strip()
+    if text[:1] not in ("{", "[") or len(text) > _MAX_JSON_CHARS:
+        return value
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return value
+    return parsed if isinstance(parsed, dict | list) else value
+
+
+def flatten(node: Any, path: str, into: dict[str, Any], depth: int = 0) -> None:
+    """`node`'s leaves as dotted path → value (lists are values of their own)."""
+    if isinstance(node, str) and path:
+        node = _structure(node)
+    if isinstance(node, dict) and node and depth < _MAX_DEPTH:
+        for key, value in node.items():
+            flatten(value, f"{path}.{key}" if path else str(key), into, depth + 1)
+    elif path:
+        into[path] = node
+
+
+class Run(NamedTuple):
+    """One benchmark run: a point at one concurrency, the variant it selects (if exactly one)
+    and everything it starts with (`parts`, `settings`), worked out when first asked: most runs
+    of a large review are only counted or matched."""
+
+    point: Point
+    concurrency: int
+    variant: Variant | None
+    source: tuple[Ref, Any, Any]  # the ref, the entry as parsed, the runner's runners.yaml record
+    ident: tuple[Any, ...]  # what identifies the run across refs (`run_ident`)
+
+    @property
+    def sources(self) -> tuple[Any, ...]:
+        """What the settings are made of, as parsed: the entry, its group, the point, the runner's
+        record and the variant (the same object at both refs when its file's bytes are)."""
+        _, entry, hardware = self.source
+        variant = self.variant.data if self.variant else None
+        return (entry, self.point.group_raw, self.point.raw, hardware, variant)
+
+    @property
+    def parts(self) -> tuple[dict[str, Any], ...]:
+        """The settings of the entry, the group, the point, the runner's hardware and the variant,
+        each worked out once per parsed object and shared by the runs that share it."""
+        return tuple(self._part(i) for i in range(len(_ORIGINS) + 1))
+
+    def _part(self, index: int) -> dict[str, Any]:
+        ref, entry, hardware = self.source
+        if index == 0:
+            return ref.flattened(entry, "", SCENARIO_FIELDS)
+        if index == 1:
+            return ref.group_settings(self.point)
+        if index == 2:
+            return ref.flattened(self.point.raw, "", CONCURRENCY_FIELDS)
+        if index == 3:
+            return ref.flattened(hardware, HARDWARE)
+        return ref.flattened(self.variant.data, "") if self.variant else {}
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Everything the run starts with, dotted path → value."""
+        return _merged(self.parts)
+
+    def same_settings(self, other: Run, known: dict[tuple[int, int, int], bool] | None = None) -> bool:
+        """Whether two runs start with the same settings (by value and type). A part made of the
+        very same parsed object is the same; the others are compared once per pair (`known`)."""
+        known = {} if known is None else known
+        for index, (mine, theirs) in enumerate(zip(self.sources, other.sources, strict=True)):
+            if mine is theirs:
+                continue
+            pair = (index, id(mine), id(theirs))
+            if pair not in known:
+                known[pair] = same(self._part(index), other._part(index))
+            if not known[pair]:
+                return same(self.settings, other.settings)
+        return True
+
+
+def run_ident(point: Point, concurrency: int) -> tuple[Any, ...]:
+    """What identifies a run across refs: its point's topology and its concurrency."""
+    return (*point.topology, concurrency)
+
+
+class Recipes:
+    """The recipes of one ref; `parsed` is shared between the refs so that a recipe with the same
+    bytes at both is parsed once."""
+
+    def __init__(self, snapshot: Snapshot, parsed: dict[tuple[str, bytes], Recipe]) -> None:
+        self.snapshot = snapshot
+        self.parsed = parsed
+        self.recipes: dict[str, Recipe | None] = {}
+
+    def get(self, path: str | None) -> Recipe | None:
+        if path is None:
+            return None
+        if path not in self.recipes:
+            data = self.snapshot.read(path)
+            if data is None:
+                self.recipes[path] = None
+            else:
+                if (path, data) not in self.parsed:
+                    self.parsed[(path, data)] = parse_recipe(path, data)
+                self.recipes[path] = self.parsed[(path, data)]
+        return self.recipes[path]
+
+
+class Shared:
+    """What both refs share: parses by bytes, so that what is the same at both is parsed once."""
+
+    def __init__(self) -> None:
+        self.masters: dict[bytes, Parsed] = {}
+        self.recipes: dict[tuple[str, bytes], Recipe] = {}
+
+    def master(self, data: bytes) -> Parsed:
+        if data not in self.masters:
+            self.masters[data] = parse_master(data)
+        return self.masters[data]
+
+
+class Ref:
+    """The model at one ref: its layout, the master configs InferenceX reads, every config key,
+    runners.yaml and the recipes; runs are worked out per entry on demand."""
+
+    def __init__(self, snapshot: Snapshot, names: tuple[str, ...], shared: Shared) -> None:
+        self.snapshot = snapshot
+        self.layout = layout_mod.detect(snapshot, names)
+        self.masters: dict[str, MasterFile] = {}
+        self.keys: dict[str, str] = {}  # config key → the master config defining it (first one)
+        self.twice: list[Problem] = []  # keys that two master configs define
+        for path in layout_mod.master_config_paths(snapshot, self.layout, names):
+            data = snapshot.read(path)
+            if data is None:
+                continue
+            master = MasterFile(path, data, self.layout, shared.master(data))
+            self.masters[path] = master
+            for key, line in master.entries.items():
+                if key in self.keys:
+                    params = {"key": key, "first": self.keys[key], "path": path}
+                    self.twice.append(Problem("master-key-twice", path, line, params))
+                else:
+                    self.keys[key] = path
+        self.recipes = Recipes(snapshot, shared.recipes)
+        self._runners: tuple[Any, Problem | None] | None = None
+        self._flat: dict[tuple[int, str, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
+
+    def raw(self, key: str) -> Any:
+        """A key's entry as parsed (None when this ref has no such key)."""
+        path = self.keys.get(key)
+        return self.masters[path].raw.get(key) if path else None
+
+    def entry(self, key: str) -> ConfigEntry | None:
+        path = self.keys.get(key)
+        return self.masters[path].entry(key) if path else None
+
+    def line(self, key: str) -> int | None:
+        path = self.keys.get(key)
+        return self.masters[path].entries.get(key) if path else None
+
+    @property
+    def runners(self) -> tuple[Any, Problem | None]:
+        """runners.yaml as parsed, or the problem that kept it from being read."""
+        if self._runners is None:
+            path = self.layout.runners
+            data = self.snapshot.read(path)
+            if data is None:
+                self._runners = None, Problem("runners-missing", path, None, {"path": path})
+            else:
+                try:
+                    self._runners = load_bytes(data).data, None
+                except YamlProblem as exc:
+                    self._runners = None, from_yaml(exc, path)
+        return self._runners
+
+    def hardware(self, runner: str | None) -> Any:
+        """The runners.yaml record of a runner label at this ref (None: none)."""
+        return record(self.runners[0], runner)
+
+    def flattened(self, node: Any, prefix: str, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+        """`node`'s settings, worked out once per parsed object (runs share entries, groups and
+        variants)."""
+        slot = (id(node), prefix, leave_out)
+        cached = self._flat.get(slot)
+        if cached is not None and cached[0] is node:
+            return cached[1]
+        found: dict[str, Any] = {}
+        if isinstance(node, dict):
+            flatten({k: v for k, v in node.items() if k not in leave_out}, prefix, found)
+        elif node is not None:
+            found[prefix or "value"] = node
+        self._flat[slot] = (node, found)
+        return found
+
+    def group_settings(self, point: Point) -> dict[str, Any]:
+        """A point's scenario group's settings; the utilization as the exact decimal the DRAM
+        budget uses (`0.6` and `"0.6"` budget the same)."""
+        found = self.flattened(point.group_raw, "", ("search-space",))
+        if point.utilization is not None and "dram-utilization" in found:
+            found["dram-utilization"] = str(point.utilization)
+        return found
+
+    def runs(self, entry: ConfigEntry | None, with_recipes: bool = True) -> list[Run]:
+        """Every (point, concurrency) of an entry, in order, with the variant it uniquely selects
+        and its settings (duplicates of one identity included: the caller reports them);
+        `with_recipes=False` leaves the recipes unread (a removed key's runs are only counted)."""
+        if entry is None:
+            return []
+        runs = []
+        source = (self, entry.raw, self.hardware(entry.runner))
+        for point in entry.points:
+            recipe = self.recipes.get(point.recipe) if with_recipes else None
+            for conc in point.concurrencies:
+                chosen = select(recipe, point, conc) if recipe else []
+                variant = chosen[0] if len(chosen) == 1 else None
+                runs.append(Run(point, conc, variant, source, (*point.topology, conc)))
+        return runs
+
+
+_ORIGINS = ("group", "point", HARDWARE, "recipe")
+
+
+def _merged(parts: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """One run's settings from its parts, in order (entry, group, point, hardware, variant); a path
+    that an earlier part has already is kept apart under its part's name (`recipe:model`), so that
+    no setting hides another."""
+    settings = dict(parts[0])
+    for origin, part in zip(_ORIGINS, parts[1:], strict=True):
+        if settings.keys().isdisjoint(part):
+            settings.update(part)
+        else:
+            for path, value in part.items():
+                settings[f"{origin}:{path}" if path in settings else path] = value
+    return settings
+
+
+def recipe_paths(entry: ConfigEntry | None) -> set[str]:
+    """The recipes an entry's points name (resolved with its ref's layout)."""
+    return {p.recipe for p in entry.points if p.recipe} if entry else set()
