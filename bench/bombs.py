@@ -18,8 +18,9 @@ each with a blocking "too large" finding. Prints the figures; never fails on the
 - cpu-under-cap: the same with 1,000 overrides, the most variants a recipe may have.
 - blobs: 30 new recipes `benchmarks/single_node/zzNN.yaml`, each 99 MB of NUL bytes (one blob,
   written straight into git: nothing of it is in the work tree; the issue used master configs
-  `configs/zzNN-master.yaml`, which since #22 are not read at all, only named in a warning). Read whole, they held 2.9 GB;
-  the target is under 1 GB with a blocking "too large" finding for each.
+  `configs/zzNN-master.yaml`, which since #22 are not read at all, only named in a warning).
+  Read whole, they held 2.9 GB; the target is under 1 GB with a blocking "too large" finding for
+  each.
 """
 
 from __future__ import annotations

@@ -66,7 +66,9 @@ def _merge(names: list[str], files: dict[str, str]) -> dict[str, dict[str, str]]
 
 @cache
 def variables(message_id: str) -> frozenset[str]:
-    """The names a message's templates read, in either language, less the loop variables they set.
+    """The names a message's templates read, in either language, less the loop variables they set,
+    with those of the messages it includes (`{% include 'other-id/en' %}`: a long message is
+    composed of short ones, which see its values).
 
     A plain walk of the syntax tree: jinja2.meta.find_undeclared_variables gives the same answer
     for this catalog (a test checks it) but runs a whole code generator, three times slower. Kept
@@ -81,9 +83,19 @@ def variables(message_id: str) -> frozenset[str]:
             tree = _parser().parse(source)
             loaded = {n.name for n in tree.find_all(nodes.Name) if n.ctx == "load"}
             names |= loaded - {n.name for n in tree.find_all(nodes.Name) if n.ctx == "store"} - {"loop"}
+            names |= {
+                f"\0{n.template.value}"
+                for n in tree.find_all(nodes.Include)
+                if isinstance(n.template, nodes.Const)
+            }
         return sorted(names)
 
-    return frozenset(compile_cache.get("variables", sources, walk))
+    names = compile_cache.get("variables", sources, walk)
+    found = {name for name in names if not name.startswith("\0")}
+    for name in names:
+        if name.startswith("\0"):
+            found |= variables(name[1:].partition("/")[0])
+    return frozenset(found)
 
 
 @cache

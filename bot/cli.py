@@ -7,10 +7,11 @@ import argparse
 import contextlib
 import gc
 import os
+import re
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from bot import __version__
 from bot.fix import arguments as fix_arguments
@@ -21,12 +22,82 @@ if TYPE_CHECKING:
     from bot.report import Report
 
 EXIT_ERROR = 2
+COMMANDS = ("review", "demo", "fix", "action")
+
+
+class ArgumentsError(Exception):
+    """A command line argparse rejected: the `prog` whose usage applies (`prbot review`) and
+    argparse's own words."""
+
+    def __init__(self, prog: str, detail: str) -> None:
+        super().__init__(detail)
+        self.command = prog.removeprefix("prbot").strip()  # the subcommand, "" for prbot itself
+        self.detail = detail
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are raised, to be said as one line per language."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentsError(self.prog, message)
+
+
+#: argparse's error texts (Python 3.11 to 3.13) → the catalog message and the parts it names.
+_ARGPARSE = (
+    (re.compile(r"unrecognized arguments: (?P<names>.+)"), "cli-unknown-arguments"),
+    (re.compile(r"the following arguments are required: (?P<names>.+)"), "cli-missing-arguments"),
+    (
+        re.compile(r"argument (?P<name>\S+): invalid choice: (?P<value>.+?) \(choose from (?P<choices>.+)\)"),
+        "cli-bad-choice",
+    ),
+    (re.compile(r"argument (?P<name>\S+): invalid (?P<type>\w+) value: (?P<value>.+)"), "cli-bad-value"),
+    (re.compile(r"argument (?P<name>\S+): expected one argument"), "cli-needs-value"),
+)
+
+
+def _usage_error(exc: ArgumentsError) -> Msg:
+    """What argparse rejected, as a catalog message naming the subcommand whose `--help` says more."""
+    from bot.catalog import msg
+
+    for pattern, message_id in _ARGPARSE:
+        found = pattern.fullmatch(exc.detail)
+        if found:
+            parts = {k: v.strip("'") for k, v in found.groupdict().items()}
+            if "names" in parts:
+                parts["names"] = [name.strip("'") for name in re.split(r",? ", found["names"]) if name]
+            if "choices" in parts:
+                parts["choices"] = [c.strip(" '") for c in found["choices"].split(",")]
+            if parts.get("names") == ["command"]:
+                message_id, parts = "cli-missing-command", {"choices": list(COMMANDS)}
+            if parts.get("name") == "command":
+                message_id, parts = "cli-bad-command", {"choices": parts["choices"], "value": parts["value"]}
+            return msg(message_id, command=exc.command, **parts)
+    return msg("cli-bad-arguments", command=exc.command, detail=exc.detail)
+
+
+def _lang_of(argv: list[str]) -> str:
+    """The `--lang` of a command line argparse could not parse (`both` when none is readable)."""
+    for index, arg in enumerate(argv):
+        value = arg.partition("=")[2] if arg.startswith("--lang=") else None
+        if arg == "--lang" and index + 1 < len(argv):
+            value = argv[index + 1]
+        if value in ("both", "en", "zh"):
+            return value
+    return "both"
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line parsed; ArgumentsError naming the subcommand for anything argparse rejects
+    (an unknown flag after `review` is reported for `prbot review`, not for `prbot`)."""
+    args, extra = _parser().parse_known_args(argv)
+    if extra:
+        prog = f"prbot {args.command}" if getattr(args, "command", None) else "prbot"
+        raise ArgumentsError(prog, f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="prbot", description="Deterministic review of benchmark-config PRs."
-    )
+    parser = _Parser(prog="prbot", description="Deterministic review of benchmark-config PRs.")
     parser.add_argument("--version", action="version", version=f"prbot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     review = sub.add_parser("review", help="review the difference between two git refs of a local repository")
@@ -34,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--base", required=True, help="base ref (the branch the PR targets)")
     review.add_argument("--head", default="HEAD", help="head ref (default: HEAD)")
     _common(review)
-    demo = sub.add_parser("demo", help="review the bundled example PR (offline)")
+    demo = sub.add_parser("demo", help="review the bundled example PR (it never contacts a registry)")
     _output(demo)
     fix_arguments.add_parser(sub)
     sub.add_parser("action", help="run as a GitHub Action (reads the standard GITHUB_* environment)")
@@ -44,7 +115,6 @@ def _parser() -> argparse.ArgumentParser:
 def _output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
     parser.add_argument("--lang", choices=("both", "en", "zh"), default="both")
-    parser.add_argument("--offline", action="store_true", help="do not contact container registries")
     parser.add_argument(
         "--config",
         help="settings file (YAML) to use instead of the repository's .github/prbot.yml at the base ref",
@@ -57,6 +127,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", action="append", default=[], help="a PR label; repeat for several")
     parser.add_argument("--pr-number", type=int, help="PR number (pr-link must then be this PR's URL)")
     parser.add_argument("--pr-url", help="PR URL, when --pr-number cannot derive it from the origin remote")
+    parser.add_argument("--offline", action="store_true", help="do not contact container registries")
     _output(parser)
 
 
@@ -93,7 +164,11 @@ def run() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parse(argv)
+    except ArgumentsError as exc:
+        _say(_usage_error(exc), _lang_of(sys.argv[1:] if argv is None else argv))
+        return EXIT_ERROR
     # One review is short-lived and builds acyclic data (parsed YAML, findings), which the cyclic
     # garbage collector would only walk again and again: about 5% of a large review.
     gc.disable()
@@ -153,7 +228,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="prbot-demo-") as folder:
         example = build_example(Path(folder) / "inferencex")
-        request = example.request(config=args.config)
+        request = example.request(config=args.config, offline_reason="demo")
         return _run_review(args, request)
 
 
@@ -183,7 +258,7 @@ def _emit(args: argparse.Namespace, report: Report, labels: tuple[str, str], sec
     _write(output)
     elapsed = f"{seconds + time.perf_counter() - started:.2f}"
     done = "cli-done" if report.reviewed else "cli-nothing-reviewed"
-    _say(msg(done, verdict=report.verdict, findings=len(report.findings), seconds=elapsed), args.lang)
+    _say(msg(done, verdict=report.verdict, counts=_counts(report), seconds=elapsed), args.lang)
     return report.exit_code
 
 
@@ -223,3 +298,17 @@ def _unshown(args: argparse.Namespace, report: Report, labels: tuple[str, str], 
         _write(failure_comment(reason, args.lang, labels[0], labels[1], ran=True))
     _say(reason, args.lang)
     return EXIT_ERROR
+
+
+def _counts(report: Report) -> list[Msg]:
+    """The findings by severity, what needs action first
+    (`2 warnings, 6 checks passed, 3 not checked, 9 notes`)."""
+    from collections import Counter
+
+    from bot.catalog import msg
+    from bot.findings import Severity
+
+    counts = Counter(f.severity for f in report.findings)
+    order = (Severity.BLOCKING, Severity.WARNING, Severity.VERIFIED, Severity.UNVERIFIED, Severity.INFO)
+    found = [msg(f"cli-count-{severity}", count=counts[severity]) for severity in order if counts[severity]]
+    return found or [msg("cli-count-none")]

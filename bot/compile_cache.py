@@ -28,7 +28,8 @@ _MADE_BY = (
     "output/messages.py",
     "output/textsafe.py",
     "output/render.py",
-)  # the modules whose code shapes a compiled template
+    "catalog.py",
+)  # the modules whose code shapes a compiled template or a cached walk of one (catalog.py)
 
 
 @cache

@@ -138,11 +138,12 @@ def _tables(diff: ReviewDiff, ctx: CheckContext | None = None) -> tuple[dict, di
     return published, plans[0], aspects, plans[1]
 
 
-def _digest(diff: ReviewDiff, resolve: Resolve | None) -> list[Finding]:
-    """The only check that needs the network: `resolve` the tags (None: offline), then compare."""
+def _digest(diff: ReviewDiff, resolve: Resolve | None, offline_reason: str) -> list[Finding]:
+    """The only check that needs the network: `resolve` the tags (None: offline, for
+    `offline_reason`), then compare."""
     uses = image_uses(diff)
     if resolve is None:
-        return digest.check(uses, None, "--offline")
+        return digest.check(uses, None, offline_reason)
     return digest.check(uses, resolve(digest.references(uses)))
 
 
@@ -154,15 +155,17 @@ def review(
     settings: Settings | None = None,
     *,
     resolve: Resolve | None = None,
+    offline_reason: str = "--offline",
 ) -> Report:
     """Run every check on the difference between base and head; `resolve` answers the digest
-    check's tag lookups (None: offline, the pins are reported as not checked). All of it
+    check's tag lookups (None: offline, the pins are reported as not checked, for
+    `offline_reason`: "--offline", or "demo" for the bundled demo). All of it
     within the settings' deadline (`review-deadline-s`): what has not finished by then blocks."""
     settings = settings or Settings()
     progress = _Progress(settings.review_deadline_s)
     try:
         with alarm(settings.review_deadline_s):
-            return _review(base, head, changed_files, pr, settings, resolve, progress)
+            return _review(base, head, changed_files, pr, settings, (resolve, offline_reason), progress)
     except ReviewDeadline:
         return progress.late()
 
@@ -173,7 +176,7 @@ def _review(
     changed_files: list[str],
     pr: PullRequest,
     settings: Settings,
-    resolve: Resolve | None,
+    registry: tuple[Resolve | None, str],
     progress: _Progress,
 ) -> Report:
     deadline = time.monotonic() + settings.review_deadline_s  # where no alarm can ring
@@ -187,7 +190,7 @@ def _review(
     progress.diff = diff
     ctx = CheckContext(diff, pr, settings)
     # The digest check is the only one that asks the network: through `resolve` (None: offline).
-    digest_check = ("digest", lambda c: c.unreadable("digest") + _digest(c.diff, resolve))
+    digest_check = ("digest", lambda c: c.unreadable("digest") + _digest(c.diff, *registry))
     for check_id, run in (*CHECKS, digest_check):
         if time.monotonic() > deadline:
             raise ReviewDeadline

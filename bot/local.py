@@ -31,6 +31,7 @@ class LocalRequest:
     pr_number: int | None = None
     pr_url: str | None = None
     offline: bool = False
+    offline_reason: str = "--offline"  # what the review says kept it offline ("demo": the demo)
     config: str | None = None
 
 
@@ -65,19 +66,14 @@ def pr_url_for(repo: GitRepo, number: int | None, explicit: str | None) -> str |
 def _file_settings(path: str) -> Settings:
     """The settings file `--config` names, on disk."""
     try:
-        return Settings.from_yaml(Path(path).read_bytes())
+        return Settings.from_yaml(Path(path).read_bytes(), path)
     except OSError as exc:
         raise SettingsError(msg("settings-unreadable", path=path, reason=exc.strerror or "")) from None
 
 
 def _base_settings(base: Snapshot) -> Settings:
     """The repository's own settings file at the base ref, as the action reads it, or the defaults."""
-    try:
-        return pipeline.settings_at(base) or Settings()
-    except SettingsError as exc:
-        raise SettingsError(
-            msg("settings-at-base", path=pipeline.SETTINGS_PATH, reason=exc.message)
-        ) from None
+    return pipeline.settings_at(base) or Settings()
 
 
 def run_local(
@@ -89,8 +85,10 @@ def run_local(
     settings = _file_settings(request.config) if request.config else None
     repo = GitRepo.open(request.repo)
     try:
-        head_sha = repo.resolve(request.head)
-        base_sha = repo.merge_base(repo.resolve(request.base), head_sha)
+        head_sha, named_base = repo.resolve(request.head), repo.resolve(request.base)
+        base_sha = repo.merge_base(named_base, head_sha)
+        if base_sha == head_sha != named_base and log is not None:
+            log(msg("cli-refs-swapped", base=request.base, head=request.head))
         repository = _repository(repo)
         url = _pr_url(repository, request.pr_number, request.pr_url)
         if url and repository is None:
@@ -112,6 +110,7 @@ def run_local(
             pr,
             settings or _base_settings(base),
             offline=request.offline,
+            offline_reason=request.offline_reason,
             log=log,
         )
         report = pipeline.run(review)

@@ -11,12 +11,11 @@ from bot.catalog import Msg
 from bot.engine import Resolve
 from bot.pullrequest import PullRequest
 from bot.report import Report
-from bot.settings import Settings
+from bot.settings import SETTINGS_PATH, Settings
 from bot.sources.references import TagResolution
 from bot.sources.snapshot import Snapshot
 
 # Where a repository keeps its prbot settings (the action's `config` input says otherwise).
-SETTINGS_PATH = ".github/prbot.yml"
 
 
 @dataclass(frozen=True)
@@ -30,6 +29,7 @@ class ReviewInput:
     pr: PullRequest
     settings: Settings
     offline: bool = False  # no registry lookups: digest pins are reported as not checked
+    offline_reason: str = "--offline"  # why, as the digest check says it ("demo": the demo)
     resolve: Resolve | None = None  # the registries' answers; None: the container registries themselves
     log: Callable[[Msg], None] | None = (
         None  # told of what the review notices outside the PR (registry logins)
@@ -40,7 +40,7 @@ def settings_at(base: Snapshot, path: str = SETTINGS_PATH) -> Settings | None:
     """The settings file at the base ref (a PR cannot change the rules it is reviewed by), or
     None when there is none; a SettingsError names what is wrong with an invalid one."""
     data = base.read(path)
-    return None if data is None else Settings.from_yaml(data)
+    return None if data is None else Settings.from_yaml(data, path, at_base=True)
 
 
 def registries(log: Callable[[Msg], None] | None = None, environ: Mapping[str, str] | None = None) -> Resolve:
@@ -61,5 +61,11 @@ def run(review: ReviewInput) -> Report:
     """Review the input: every check, within the settings' deadline."""
     resolve = None if review.offline else review.resolve or registries(review.log)
     return engine.review(
-        review.base, review.head, review.changed_files, review.pr, review.settings, resolve=resolve
+        review.base,
+        review.head,
+        review.changed_files,
+        review.pr,
+        review.settings,
+        resolve=resolve,
+        offline_reason=review.offline_reason,
     )

@@ -10,7 +10,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from bot.catalog import Msg, msg
-from bot.yamlsafe import YamlProblem, load_bytes
+from bot.yamlsafe import LineDict, YamlProblem, load_bytes
+
+#: Where the action and a local review find the settings, at the base ref.
+SETTINGS_PATH = ".github/prbot.yml"
 
 # The files InferenceX's generator reads, from the layout's root (its `utils/constants.py`
 # MASTER_CONFIGS); a settings file may name others (`master-configs`).
@@ -18,11 +21,23 @@ MASTER_CONFIGS = ("configs/amd-master.yaml", "configs/nvidia-master.yaml")
 
 
 class SettingsError(Exception):
-    """The settings file is not valid; `message` says why, in one line."""
+    """The settings file is not valid or cannot be read: `message` says so in one line, naming the
+    file and the line; `reason` is what is wrong, with the line, for a caller that names the file
+    itself."""
 
-    def __init__(self, message: Msg) -> None:
+    def __init__(self, message: Msg, reason: Msg | None = None) -> None:
         super().__init__(message.id)
         self.message = message
+        self.reason = reason or message
+
+
+class _Invalid(Exception):
+    """What is wrong with the file's content (`from_yaml` adds which file)."""
+
+    def __init__(self, reason: Msg, line: int | None = None) -> None:
+        super().__init__(reason.id)
+        self.reason = reason
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -52,23 +67,41 @@ class Settings:
     master_configs: tuple[str, ...] = MASTER_CONFIGS
 
     @classmethod
-    def from_yaml(cls, data: bytes) -> Settings:
+    def from_yaml(cls, data: bytes, path: str = SETTINGS_PATH, *, at_base: bool = False) -> Settings:
+        """The settings of the file `path` holds (`at_base`: as read at the base ref), or a
+        SettingsError naming the file, the line and what is wrong there."""
+        try:
+            return cls._parse(data)
+        except _Invalid as exc:
+            where = {"path": path, "at_base": at_base, "line": exc.line}
+            raise SettingsError(
+                msg("settings-invalid", **where, reason=exc.reason),
+                msg("settings-reason", line=exc.line, reason=exc.reason),
+            ) from None
+
+    @classmethod
+    def _parse(cls, data: bytes) -> Settings:
         try:
             raw = load_bytes(data).data or {}
         except YamlProblem as exc:
-            raise SettingsError(msg("settings-yaml", detail=exc.detail)) from None
+            raise _Invalid(msg("settings-yaml", detail=exc.detail), exc.line) from None
         if not isinstance(raw, dict):
-            raise SettingsError(msg("settings-not-mapping"))
+            raise _Invalid(msg("settings-not-mapping"), 1)
         known = {f.name.replace("_", "-"): f for f in fields(cls)}
         values: dict[str, Any] = {}
         for key, value in raw.items():
+            line = raw.line_of(key) if isinstance(raw, LineDict) else None
             spec = known.get(str(key))
             if spec is None:
-                raise SettingsError(msg("settings-unknown", key=str(key), known=list(known)))
-            values[spec.name] = _checked(str(key), spec.default, value)
+                raise _Invalid(msg("settings-unknown", key=str(key), known=list(known)), line)
+            try:
+                values[spec.name] = _checked(str(key), spec.default, value)
+            except _Invalid as exc:
+                raise _Invalid(exc.reason, line) from None
         settings = cls(**values)
         if settings.recommended_label not in settings.primary_labels:
-            raise SettingsError(msg("settings-recommended-label"))
+            line = raw.line_of("recommended-label") if isinstance(raw, LineDict) else None
+            raise _Invalid(msg("settings-recommended-label"), line)
         return settings
 
 
@@ -77,16 +110,16 @@ def _checked(key: str, default: Any, value: Any) -> Any:
     if isinstance(default, tuple):
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) and v.strip() for v in items):
-            raise SettingsError(msg("settings-not-names", key=key, value=repr(value)))
+            raise _Invalid(msg("settings-not-names", key=key, value=repr(value)))
         return tuple(items)
     if isinstance(default, (bool, str)):
         if type(value) is not type(default) or (isinstance(value, str) and not value.strip()):
-            raise SettingsError(
+            raise _Invalid(
                 msg("settings-not-text", key=key, value=repr(value), flag=isinstance(default, bool))
             )
         return value
     if isinstance(default, int):
         if type(value) is not int or value <= 0:
-            raise SettingsError(msg("settings-not-positive", key=key, value=repr(value)))
+            raise _Invalid(msg("settings-not-positive", key=key, value=repr(value)))
         return value
     return value

@@ -126,7 +126,7 @@ def test_runs_times_variants_over_the_budget_block_and_name_the_keys(
     leftovers = [f for f in report.findings if f.message_id == "selection-leftovers-too-large"]
     assert leftovers and leftovers[0].severity is Severity.UNVERIFIED
     comment = render_comment(report)
-    assert all(key in comment for key in left_out) and "无法审查" in comment
+    assert all(key in comment for key in left_out) and "无法审阅" in comment
 
 
 def test_runs_under_the_budget_are_all_reviewed(review_example: Callable[..., Report]) -> None:

@@ -50,20 +50,24 @@ def test_the_seed_pr_shows_what_changed_at_every_concurrency_without_opening_any
     html = parse_html(english)
     visible = "".join(html.visible)
     assert "prbot review — no blocking issues, no warnings" in visible
-    assert _table(html, KEY_HEADER) == {KEY: ["unchanged (7 points)", "7", "56", "✅"]}
+    assert _table(html, KEY_HEADER) == {KEY: ["unchanged (7 concurrencies)", "7", "56", "✅"]}
     # Once, as common to every concurrency: the image and the HERD settings.
     common = visible.split("Every concurrency:", 1)[1].split("concurrency", 1)[0]
     assert "image rocm/atom-dev:nightly_202610131505 → rocm/atom-dev:nightly_202610281457" in common
-    assert "AITER_FLYDSL_USE_HERD + 1" in common and "AITER_FLYDSL_HERD_MIN_M + 64" in common
+    assert "AITER_FLYDSL_USE_HERD set to 1" in common and "AITER_FLYDSL_HERD_MIN_M set to 64" in common
     runs = _table(html, RUNS_HEADER)
     assert list(runs) == ["C1", "C4, C14, C16", "C48", "C56, C72"]
     variant, c1 = runs["C1"]
     assert variant == "override_tp8_c1"
-    for setting in ("ATOM_MONO_ENABLE + 1", "ATOM_PREFILL_DECODE_INTERVAL + 1000000", "max-num-seqs 8 → 2"):
+    for setting in (
+        "ATOM_MONO_ENABLE set to 1",
+        "ATOM_PREFILL_DECODE_INTERVAL set to 1000000",
+        "max-num-seqs 8 → 2",
+    ):
         assert setting in c1
-    assert runs["C4, C14, C16"][1] == "ATOM_MONO_ENABLE + 0"  # only that, as the PR text says
+    assert runs["C4, C14, C16"][1] == "ATOM_MONO_ENABLE set to 0"  # only that, as the PR text says
     for what in (runs["C48"][1], runs["C56, C72"][1]):
-        for setting in ("→ 0.6", "LMCACHE_MAX_LOCAL_CPU_SIZE", "→ 224", "OFFLOAD_STATE_CPU_SIZE + 128"):
+        for setting in ("→ 0.6", "LMCACHE_MAX_LOCAL_CPU_SIZE", "→ 224", "OFFLOAD_STATE_CPU_SIZE set to 128"):
             assert setting in what
         assert "ATOM_STATE_CHECKPOINT_DEMAND 0 → 1" in what
     assert "dram-utilization 0.343 → 0.6" in runs["C48"][1] and "0.513 → 0.6" in runs["C56, C72"][1]
@@ -86,11 +90,11 @@ def test_the_seed_pr_has_its_sections_in_order_and_empty_ones_left_out(review_ex
     assert len(zh) == len(outline) and zh[:3] == ["prbot 审阅 — 无阻塞问题，无警告", "<table>", "改动内容"]
     assert zh[4].startswith("已检查的内容（") and zh[-1] == "Sweep 计划"
     html_zh = parse_html(chinese)
-    assert _table(html_zh, ["配置键", "发布集合", "sweep 运行数", "GPU 时", "结论"]) == {
-        KEY: ["未变（7 个点）", "7", "56", "✅"]
+    assert _table(html_zh, ["配置键", "发布集合", "sweep 运行数", "GPU 时数", "结论"]) == {
+        KEY: ["未变（7 个并发）", "7", "56", "✅"]
     }
-    variants, what = _table(html_zh, ["并发", "变体", "该处的改动"])["C4, C14, C16"]
-    assert what == "ATOM_MONO_ENABLE + 0" and variants.startswith("override_tp8_c4, ")
+    variants, what = _table(html_zh, ["并发", "变体", "该处的改动"])["C4、C14、C16"]
+    assert what == "ATOM_MONO_ENABLE 设为 0" and variants.startswith("override_tp8_c4、")
     for number in ("1028 GB", "1799 GB", "3,095,781 MiB", "C48"):
         assert number in english and number in chinese
 
@@ -133,9 +137,12 @@ def test_settings_from_the_pr_are_inert_and_short_in_the_changes_table(review_ex
     assert html.tags["details"] == html.tags["/details"]
     [c1] = [row for label, row in _table(html, RUNS_HEADER).items() if label == "C1"]
     assert len(c1) == 2  # the pipes did not split the row into more cells
-    assert f"{name} + {value[:39]}…" in c1[1] or f"{name} + {value}" in c1[1]
-    [long_part] = [part for part in c1[1].split(" · ") if part.startswith("LONG + ")]
-    assert long_part.startswith("LONG + exclude_layer=layer.0,") and len(long_part) <= len("LONG + ") + 41
+    assert f"{name} set to {value[:39]}…" in c1[1] or f"{name} set to {value}" in c1[1]
+    [long_part] = [part for part in c1[1].split(" · ") if part.startswith("LONG set to ")]
+    assert (
+        long_part.startswith("LONG set to exclude_layer=layer.0,")
+        and len(long_part) <= len("LONG set to ") + 41
+    )
 
 
 # --- the two largest real PRs ---------------------------------------------------------------------

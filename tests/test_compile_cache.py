@@ -59,8 +59,10 @@ def _kinds(folder: Path) -> list[str]:
 def test_a_second_run_loads_what_the_first_compiled_and_renders_the_same(tmp_path: Path) -> None:
     cold = _render_in_a_new_process(str(tmp_path))
     entries = _entries(tmp_path)
-    # plain and markdown for each language, the variables, and the parsed catalog
-    assert _kinds(tmp_path) == ["catalog", "markdown", "markdown", "plain", "plain", "variables"]
+    # plain and markdown for each language (of the message and the short ones it includes), the
+    # variables, and the parsed catalog
+    assert set(_kinds(tmp_path)) == {"catalog", "markdown", "plain", "variables"}
+    assert _kinds(tmp_path).count("catalog") == 1
     assert _render_in_a_new_process(str(tmp_path)) == cold
     assert _entries(tmp_path) == entries  # nothing compiled or written again
     assert cold[0] == (
@@ -91,16 +93,8 @@ def test_an_edited_message_is_compiled_again(tmp_path: Path) -> None:
     assert after[2:] == before[2:]  # the Chinese text and the variables did not change
     plain_en = [name for name in entries if name.startswith("plain-")]
     assert any(_entries(cache)[name] != entries[name] for name in plain_en)  # compiled again, in place
-    assert _kinds(cache) == [
-        "catalog",
-        "catalog",
-        "markdown",
-        "markdown",
-        "plain",
-        "plain",
-        "variables",
-        "variables",
-    ]
+    assert set(_kinds(cache)) == {"catalog", "markdown", "plain", "variables"}
+    assert _kinds(cache).count("catalog") == 2  # the edited catalog parsed again, beside the old
 
 
 def test_damaged_template_entries_are_compiled_again(tmp_path: Path) -> None:

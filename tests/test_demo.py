@@ -20,7 +20,7 @@ def test_demo_comment_is_clean_and_bilingual() -> None:
     comment = done.stdout
     assert comment.startswith("<!-- prbot:sticky -->")
     assert "no blocking issues, no warnings" in comment
-    assert "| `kimik3-fp4-mi355x-atom-agentic-mtp` | unchanged (7 points) | 7 | 56 | ✅ |" in comment
+    assert "| `kimik3-fp4-mi355x-atom-agentic-mtp` | unchanged (7 concurrencies) | 7 | 56 | ✅ |" in comment
     assert (
         "1 entry appended after the last entry, one empty line before each, covering "
         "`kimik3-fp4-mi355x-atom-agentic-mtp`" in comment
@@ -28,7 +28,7 @@ def test_demo_comment_is_clean_and_bilingual() -> None:
     assert "`pr-link` is the placeholder `XXX`, which InferenceX accepts on a PR" in comment
     english, chinese = comment.split("<details><summary>中文</summary>")
     assert "### prbot 审阅 — 无阻塞问题，无警告" in chinese
-    assert "| `kimik3-fp4-mi355x-atom-agentic-mtp` | 未变（7 个点） | 7 | 56 | ✅ |" in chinese
+    assert "| `kimik3-fp4-mi355x-atom-agentic-mtp` | 未变（7 个并发） | 7 | 56 | ✅ |" in chinese
     # Both halves carry the same checks and the same numbers.
     for text in ("1028 GB", "1799 GB", "override_tp8_dcp8_c72_lmcache", "C48"):
         assert text in english and text in chinese
@@ -175,7 +175,7 @@ def test_a_settings_file_is_validated_with_one_line_errors(tmp_path, example) ->
             "review", "--repo", str(example.path), "--base", example.base, "--config", str(settings)
         )
         assert done.returncode == 2 and done.stdout == "", text
-        assert done.stderr.startswith("prbot: settings file: ") and error in done.stderr, done.stderr
+        assert done.stderr.startswith(f"prbot: settings file {settings}, line 1: ") and error in done.stderr
         assert len(done.stderr.strip().splitlines()) == 2  # one line in each language
     good = tmp_path / "good.yml"
     good.write_text("primary-labels: full-sweep-enabled\nrecommended-label: full-sweep-enabled\n")

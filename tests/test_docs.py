@@ -82,3 +82,26 @@ def test_the_readme_is_the_front_door() -> None:
     assert "pip install . && prbot demo" in readme and "pip install '.[test]' && pytest" in readme
     for page in ("docs/checks.md", "docs/action.md", "docs/security.md", "docs/architecture.md"):
         assert f"]({page}" in readme, page
+
+
+def test_the_readme_usage_lines_list_the_flags_each_command_takes() -> None:
+    """README's `prbot demo …` line once offered flags the demo does not have, and the other way round."""
+    import re
+
+    from bot.cli import _parser
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    usage = readme.split("All the commands and their flags:", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    lines = re.split(r"\n(?=prbot )", usage.strip())
+    commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for line in lines:
+        name = line.split()[1]
+        documented = set(re.findall(r"--[a-z-]+", line.split("#")[0]))
+        taken = {o for a in commands[name]._actions for o in a.option_strings if o.startswith("--")}
+        assert documented == taken - {"--help"}, name
+
+
+def test_action_yml_says_how_it_reads_the_pr() -> None:
+    action = (ROOT / "action.yml").read_text(encoding="utf-8")
+    description = action.split("description: >-", 1)[1].split("author:", 1)[0]
+    assert "with git" in description and "through the GitHub API" not in description

@@ -21,7 +21,6 @@ from tests.conftest import CHANGELOG, GIT_ENV, RECIPE, commit, replace, shared_o
 
 PR_URL = "https://github.com/SemiAnalysisAI/InferenceX/pull/2290"
 PR = ["--pr-number", "2290", "--pr-url", PR_URL]
-CATALOG = Path(__file__).resolve().parents[1] / "templates" / "messages" / "fix.yaml"
 C48_TOTAL = "      TOTAL_CPU_DRAM_GB: '1799'\n\noverride_tp8_dcp8_c56_lmcache:"
 
 
@@ -196,12 +195,35 @@ def test_without_the_prs_url_the_placeholder_stays(
     assert out == "Nothing to fix: the review has no blocking finding and no pr-link to fill in.\n"
 
 
-def skeleton(keys: list[str], link: str) -> bytes:
-    """The entry `prbot fix` appends, written out here from InferenceX's layout."""
-    todo = yaml.safe_load(CATALOG.read_text(encoding="utf-8"))["fix-todo-description"]
-    lines = ["- config-keys:", *(f"    - {key}" for key in keys), "  description:"]
-    lines += [f'    - "{todo["en"]}"', f'    - "{todo["zh"]}"', f"  pr-link: {link}"]
-    return "\n".join(lines).encode() + b"\n"
+#: What the seed PR changes, as the drafted description must say it (English and Chinese).
+DRAFTED = (
+    "At every concurrency: update the image from rocm/atom-dev:nightly_202610131505 to nightly_202610281457; "
+    "set AITER_FLYDSL_HERD_MIN_M=64, AITER_FLYDSL_USE_HERD=1;",
+    "At C1: set ATOM_MONO_ENABLE=1, ATOM_PREFILL_DECODE_INTERVAL=1000000; "
+    "change cudagraph-capture-sizes from [1,2,3,4,5,6,7,8] to [1,2], max-num-seqs from 8 to 2;",
+    "At C4, C14, C16: set ATOM_MONO_ENABLE=0.",
+    "At C48: set OFFLOAD_STATE_CPU_SIZE=128; "
+    "change TOTAL_CPU_DRAM_GB from 1028 to 1799, dram-utilization from 0.343 to 0.6,",
+    "C4、C14、C16：设置 ATOM_MONO_ENABLE=0。",
+)
+
+
+def appended(before: bytes, after: bytes) -> dict:
+    """The one entry appended after `before` (its exact prefix, then one empty line)."""
+    assert after.startswith(before + b"\n- config-keys:\n")
+    [entry] = yaml.safe_load(after[len(before) :])
+    return entry
+
+
+def assert_drafted(entry: dict, keys: list[str], link: str) -> None:
+    """The entry InferenceX's layout wants, its description saying what the seed PR changes."""
+    assert list(entry) == ["config-keys", "scenario-type", "description", "pr-link"]
+    assert entry["config-keys"] == keys and entry["scenario-type"] == ["agentic-coding"]
+    assert entry["pr-link"] == link
+    text = "\n".join(entry["description"])
+    for said in DRAFTED:
+        assert said in text
+    assert "TODO" not in text
 
 
 def test_a_changed_key_without_an_entry_gets_one_appended(
@@ -219,12 +241,13 @@ def test_a_changed_key_without_an_entry_gets_one_appended(
 
     assert code == 0
     # The base's bytes stay an exact prefix; one empty line, the entry, one final newline.
-    assert read(example, CHANGELOG) == base_log + b"\n" + skeleton([CONFIG_KEY], PR_URL)
-    assert "Its description is a TODO: replace it with what this PR changes before you push." in out
-    assert "其 description 只是 TODO 占位" in out
+    assert_drafted(appended(base_log, read(example, CHANGELOG)), [CONFIG_KEY], PR_URL)
+    assert "its description drafted from what the review saw change: read it, and say why" in out
+    assert "其 description 根据审阅看到的改动起草" in out
     commit(example.path, {}, "apply prbot fix")
     after = review(example, pr_number=2290, pr_url=PR_URL)
     assert ids(after, Severity.BLOCKING) == []
+    assert ids(after, Severity.WARNING) == []  # no placeholder, and every claim of the draft holds
     assert "changelog-appended" in ids(after, Severity.VERIFIED)
 
 
@@ -242,10 +265,10 @@ def test_an_entry_naming_another_key_gets_a_second_entry_after_it(
     code, _, _ = fix(example, capsys)
 
     assert code == 0
-    assert read(example, CHANGELOG) == before + b"\n" + skeleton([CONFIG_KEY], "XXX")
+    assert_drafted(appended(before, read(example, CHANGELOG)), [CONFIG_KEY], "XXX")
     commit(example.path, {}, "apply prbot fix")
     after = review(example)
-    assert ids(after, Severity.BLOCKING) == []
+    assert ids(after, Severity.BLOCKING) == [] and "changelog-description-placeholder" not in ids(after)
     assert "changelog-pr-link-placeholder" in ids(after, Severity.INFO)
 
 
@@ -321,7 +344,7 @@ def test_a_bad_ref_is_an_error_in_both_languages(
 
     assert code == 2
     assert f"prbot: unknown ref 'no-such-ref' in {example.path}\n" in err
-    assert f"prbot: {example.path} 中没有 ref 'no-such-ref'\n" in err
+    assert f"prbot: {example.path} 中没有引用 'no-such-ref'\n" in err
 
 
 def test_the_prs_url_comes_from_the_origin_remote_and_the_pr_number(
@@ -365,7 +388,17 @@ def test_a_real_pr_without_its_changelog_entry_gets_one_the_review_accepts(
     assert code == 0, out
     base_log = git("show", f"1bc6a36^:{CHANGELOG}")
     fixed = (repo / CHANGELOG).read_bytes()
-    assert fixed == base_log + b"\n" + skeleton(["dsv4-fp4-b200-vllm-agentic-mtp"], url)
+    entry = appended(base_log, fixed)
+    assert entry["config-keys"] == ["dsv4-fp4-b200-vllm-agentic-mtp"] and entry["pr-link"] == url
+    # What #2707's own entry says ("… dropping the published concurrency 16 and 24 points and
+    # adding concurrency 14"), for the scenario its real entry names.
+    assert entry["scenario-type"] == ["agentic-coding"]
+    assert entry["description"] == [
+        "Add C14 (new point).",
+        "Remove C16, C24.",
+        "新增 C14（新的点）。",
+        "删除 C16、C24。",
+    ]
     git("-c", "commit.gpgsign=false", "commit", "-qam", "apply prbot fix")
     request = LocalRequest(
         repo=str(repo), base="1bc6a36^", head="HEAD", pr_number=2707, pr_url=url, offline=True
@@ -398,3 +431,58 @@ def test_the_prbot_command_runs_fix(example: ExampleRepo) -> None:
     assert done.returncode == 0, done.stderr
     assert "TOTAL_CPU_DRAM_GB 1800 → 1799" in done.stdout
     assert b"TOTAL_CPU_DRAM_GB: '1800'" not in read(example, RECIPE)
+
+
+@pytest.mark.parametrize("word", ["TODO", "TBD", "XXX"])
+def test_a_new_entry_whose_description_is_a_placeholder_is_a_warning(example: ExampleRepo, word: str) -> None:
+    """A forgotten "TODO: say what this PR changes…" was reviewed as clean and merged for good."""
+    commit(
+        example.path,
+        {CHANGELOG: replace('  description:\n    - "Retune', f'  description:\n    - "{word}: retune')},
+    )
+    [warning] = [f for f in review(example) if f.message_id == "changelog-description-placeholder"]
+    assert warning.severity is Severity.WARNING and warning.params["word"] == word
+    assert warning.file == CHANGELOG and warning.line == max(
+        n for n, text in enumerate(read(example, CHANGELOG).split(b"\n"), 1) if text == b"  description:"
+    )
+
+
+def test_with_nothing_to_draft_from_the_entry_says_todo_and_the_review_warns(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No `changes` view for the key (its checks could not work it out): the TODO skeleton, which
+    the review then flags until the author writes the description."""
+    from bot.fix.plan import plan
+
+    findings = [f for f in review(example) if f.message_id != "changelog-appended"]
+    missing = Finding(
+        "changelog", Severity.BLOCKING, "changelog-missing", file=CHANGELOG, params={"keys": [CONFIG_KEY]}
+    )
+    fixed = plan([*findings, missing], {CHANGELOG: b"- config-keys: [a]\n"}, CHANGELOG, None, changes={})
+    text = fixed.files[CHANGELOG].decode()
+    assert "TODO: say what this PR changes" in text and "scenario-type" not in text
+    assert fixed.fixes[0].message.id == "fix-changelog-entry-todo"
+
+
+def test_the_review_comment_offers_the_entry_prbot_fix_would_append(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A PR with no changelog entry: the sticky comment shows the drafted entry under the blocking
+    finding (in each language), and `prbot fix` appends the same entry."""
+    from bot.output.render import render_comment
+
+    base_log = subprocess.run(
+        ["git", "-C", str(example.path), "show", f"{example.base}:{CHANGELOG}"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    commit(example.path, {CHANGELOG: base_log.decode()}, "drop the changelog entry")
+    report, _, _ = run_local(example.request(head="HEAD"))
+    comment = render_comment(report)
+    english, chinese = comment.split("<details><summary>中文</summary>")
+    assert "An entry drafted from what changed, to append to `perf-changelog.yaml`" in english
+    assert "根据改动起草的条目，可追加到 `perf-changelog.yaml`" in chinese
+    shown = english.split("```yaml\n", 1)[1].split("\n  ```", 1)[0]
+    offered = yaml.safe_load("\n".join(line.removeprefix("  ") for line in shown.splitlines()))
+    assert fix(example, capsys)[0] == 0
+    assert [appended(base_log, read(example, CHANGELOG))] == offered

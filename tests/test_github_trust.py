@@ -133,7 +133,7 @@ def test_a_secondary_rate_limit_is_a_rate_limit_not_a_permission(fake: FakeGitHu
         "GitHub named no time, so wait a few minutes, then push again or have a maintainer comment `/review`"
         in body
     )
-    assert "GitHub API 的速率限制中止了本次运行（HTTP 403；当时正在读取拉取请求 #" in body
+    assert "GitHub API 的速率限制中止了本次运行（HTTP 403；当时正在读取 PR #" in body
     assert "lacks a permission" not in body + run.log and "缺少" not in body
 
 

@@ -149,7 +149,7 @@ def test_an_agentic_key_with_two_blocks_of_one_utilization(history: Path) -> Non
     )
     [plan] = of(report, "sweep-key-plan")
     assert en(plan).startswith(f"{key}: 33 runs (all changed by this PR), canary C1 (TP8 MTP); 1 eval job.")
-    assert en(plan).endswith("GPU-hours: 216 (3600 s × 4/8 GPUs).")
+    assert en(plan).endswith("GPU-hours: 216 (3600 s × 4 or 8 GPUs).")
 
 
 # --- GPU-hours that are partly known ------------------------------------------------------------
@@ -172,17 +172,17 @@ def test_gpu_hours_of_a_mixed_sweep_say_which_runs_they_cover() -> None:
     }
     assert messages.render("sweep-total", "en", params) == (
         "In all: 43 benchmark runs in 43 jobs and 0 eval jobs. GPU-hours: 12.5 for the 3 agentic runs "
-        "(3600 s × 4/8 GPUs); not known for the 40 fixed-seq-len runs (no set duration). "
+        "(3600 s × 4 or 8 GPUs); not known for the 40 fixed-seq-len runs (no set duration). "
         "The sweep starts on this PR."
     )
     assert (
-        "GPU 时数：12.5（3 次 agentic 运行，3600 秒 × 每次 4/8 块 GPU）；"
+        "GPU 时数：12.5（3 次 agentic 运行，3600 秒 × 每次 4 或 8 块 GPU）；"
         "另有 40 次 fixed-seq-len 运行没有固定时长，其 GPU 时数未知。"
     ) in messages.render("sweep-total", "zh", params)
     no_gpus = messages.render("sweep-total", "en", params | {"untimed": 0, "no_gpus": 2})
     assert (
-        "GPU-hours: 12.5 for the 3 agentic runs (3600 s × 4/8 GPUs); not known for the 2 runs with no GPUs."
-        in no_gpus
+        "GPU-hours: 12.5 for the 3 agentic runs (3600 s × 4 or 8 GPUs); "
+        "not known for the 2 runs with no GPUs." in no_gpus
     )
 
 

@@ -61,8 +61,8 @@ def test_an_invalid_settings_file_at_the_base_is_one_line_per_language_and_exit_
     assert status == 2
     assert ".github/prbot.yml at the base commit" in english and "agentic-duration-s" in english
     assert (
-        chinese
-        == "prbot: base 提交中的 .github/prbot.yml：设置文件：agentic-duration-s 必须是正整数，而不是 -5"
+        chinese == "prbot: base 提交中的设置文件 .github/prbot.yml 第 1 行："
+        "agentic-duration-s 必须是正整数，而不是 -5"
     )
 
 

@@ -70,7 +70,9 @@ def test_wheel_installs_a_working_prbot(tmp_path: Path) -> None:
         env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr
-    assert "| `kimik3-fp4-mi355x-atom-agentic-mtp` | unchanged (7 points) | 7 | 56 | ✅ |" in done.stdout
+    assert (
+        "| `kimik3-fp4-mi355x-atom-agentic-mtp` | unchanged (7 concurrencies) | 7 | 56 | ✅ |" in done.stdout
+    )
     location = subprocess.run(
         [str(python), "-c", "import bot; print(bot.__file__)"],
         capture_output=True,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from bot.checks import placeholders
 from bot.checks.context import CheckContext
 from bot.checks.sweep_rules import keys_known, keys_matching
 from bot.diff import KeyChange
@@ -191,6 +192,7 @@ def check(ctx: CheckContext) -> list[Finding]:
         out += _new_link(entry, ctx, file)
         out += _append_only_lost(entry, ctx, file)
         out += _patterns(entry, ctx, file)
+        out += placeholders.findings(entry, file)
     if log.appended and not diff.head_keys and not diff.unreadable_masters:
         out.append(
             finding(

@@ -53,6 +53,8 @@ def compare(base: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
 def _topology(point: Point) -> dict[str, Any]:
     return {
         "scenario": point.scenario,
+        "isl": point.isl,  # the sequence lengths (None for agentic points): runs are named `1k1k TP8`
+        "osl": point.osl,
         "tp": point.tp,
         "ep": point.ep,
         "pp": point.pp,

@@ -25,7 +25,8 @@ _MARKUP = re.compile(r"[`*]")  # code spans and emphasis: `NAME`=`1`, **C1:**
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[;。；！？]")
 _NAME = re.compile(r"(?<![\w-])[A-Za-z_][A-Za-z0-9_-]{0,80}")
 _QUOTED = r"'[^'\n]{0,80}'|\"[^\"\n]{0,80}\"|\[[^\]\n]{0,80}\]"
-_ANY = rf"{_QUOTED}|[^\s,;()\[\]'\"]{{1,80}}"  # after `=` or `:`
+# After `=` or `:`; Chinese punctuation ends a value too (`A=1、B=2`, as zh descriptions list them).
+_ANY = rf"{_QUOTED}|[^\s,;()\[\]'\"、，；（）。]{{1,80}}"
 # After a space, only what looks like a value: a number (not a range such as `4-64`), a boolean.
 _LIKE = rf"{_QUOTED}|[-+]?\d[\w.]{{0,40}}(?![\w.\-–])|(?i:true|false)\b"
 # `NAME=VALUE`, `NAME: VALUE`, `NAME VALUE`; `NAME OLD → NEW`, `NAME from OLD to NEW` state NEW.

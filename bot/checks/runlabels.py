@@ -7,30 +7,44 @@ decoding and a KV offload other than none (`dram-offload`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from bot.model.master import Point
 
 
-def _lengths(point: Point) -> str | None:
+def lengths(isl: Any, osl: Any) -> str | None:
     """`8k1k` for isl 8192 / osl 1024; `1000/200` for lengths that are not whole kibi-tokens."""
-    isl, osl = point.isl, point.osl
-    if isl is None or osl is None:
+    if type(isl) is not int or type(osl) is not int:
         return None
     if isl % 1024 == 0 and osl % 1024 == 0:
         return f"{isl // 1024}k{osl // 1024}k"
     return f"{isl}/{osl}"
 
 
+def describe(fields: Mapping[str, Any]) -> str:
+    """A parallelism config from its fields (a point's, or a run's `topology` in the JSON report:
+    `tp`, `ep`, `pp`, `dcp`, `pcp`, `dp_attn`, `spec_decoding`, `kv_offloading`, and `isl`/`osl`
+    where known), e.g. `8k1k TP4 EP4 DP-attn`."""
+
+    def size(name: str) -> Any:
+        value = fields.get(name)
+        return value if type(value) is int and value > 1 else None
+
+    spec, offload = fields.get("spec_decoding"), fields.get("kv_offloading")
+    parts = [lengths(fields.get("isl"), fields.get("osl")), f"TP{fields.get('tp')}"]
+    parts += [f"{name.upper()}{size(name)}" for name in ("ep", "pp", "dcp", "pcp") if size(name)]
+    parts.append("DP-attn" if fields.get("dp_attn") is True else None)
+    parts.append(str(spec).upper() if spec not in (None, "none") else None)
+    parts.append(f"{offload}-offload" if offload not in (None, "none") else None)
+    return " ".join(p for p in parts if p)
+
+
 def topology(point: Point) -> str:
     """The parallelism config of a point, e.g. `8k1k TP4 EP4 DP-attn`."""
-    parts = [_lengths(point), f"TP{point.tp}"]
-    parts += [f"{name}{size}" for name, size in (("EP", point.ep), ("PP", point.pp)) if size > 1]
-    parts += [f"{name}{size}" for name, size in (("DCP", point.dcp), ("PCP", point.pcp)) if size > 1]
-    parts.append("DP-attn" if point.dp_attn else None)
-    parts.append(point.spec_decoding.upper() if point.spec_decoding != "none" else None)
-    parts.append(f"{point.kv_offloading}-offload" if point.kv_offloading != "none" else None)
-    return " ".join(p for p in parts if p)
+    fields = {name: getattr(point, name) for name in ("isl", "osl", "tp", "ep", "pp", "dcp", "pcp")}
+    fields.update(dp_attn=point.dp_attn, spec_decoding=point.spec_decoding, kv_offloading=point.kv_offloading)
+    return describe(fields)
 
 
 def shared(point: Point, concurrency: int, others: Iterable[tuple[Point, int]]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bot.catalog import Msg, msg
 from bot.findings import Finding
@@ -18,6 +18,9 @@ from bot.fix.apply import FixError
 from bot.fix.arguments import arguments
 from bot.fix.plan import Plan, left_message, needed_files, plan
 from bot.output import messages
+
+if TYPE_CHECKING:
+    from bot.report import Report
 
 EXIT_FIXED, EXIT_LEFT, EXIT_ERROR = 0, 1, 2
 
@@ -30,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     """Review, plan, check the working tree, then write (or, with --dry-run, print the diff)."""
     try:
-        findings = _review(args)
-        fixes, head, diffs = _bounded(args, findings, _deadline_s(args))
+        report = _review(args)
+        fixes, head, diffs = _bounded(args, report, _deadline_s(args))
         _write(args, fixes, head, diffs)
     except FixError as exc:
         _say(exc.message, args.lang, sys.stderr, prefix="prbot: ")
@@ -40,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_LEFT if fixes.left else EXIT_FIXED
 
 
-def _review(args: argparse.Namespace) -> list[Finding]:
-    """The findings of `prbot review` of the same refs; FixError when it could not run."""
+def _review(args: argparse.Namespace) -> Report:
+    """The report of `prbot review` of the same refs; FixError when it could not run."""
     from bot.local import LocalRequest, run_local
     from bot.settings import SettingsError
     from bot.sources.git import GitError
@@ -62,8 +65,8 @@ def _review(args: argparse.Namespace) -> list[Finding]:
         raise FixError(exc.message) from None
     if not report.reviewed:
         errors = sorted({str(f.params.get("error", f.message_id)) for f in report.findings})
-        raise FixError(msg("fix-error-review", error=", ".join(errors)))
-    return report.findings
+        raise FixError(msg("fix-error-review", error=errors))
+    return report
 
 
 def _deadline_s(args: argparse.Namespace) -> float:
@@ -86,7 +89,7 @@ def _deadline_s(args: argparse.Namespace) -> float:
 
 
 def _bounded(
-    args: argparse.Namespace, findings: list[Finding], seconds: float
+    args: argparse.Namespace, report: Report, seconds: float
 ) -> tuple[Plan, dict[str, bytes | None], dict[str, str]]:
     """Read the head's files, plan the fixes and (--dry-run) diff them, all within `seconds`;
     past them, FixError and no file written. Each step takes linear time in the files' size (one
@@ -96,8 +99,8 @@ def _bounded(
 
     try:
         with alarm(seconds):
-            head, changelog, pr_url = _head_files(args, findings)
-            fixes = plan(findings, head, changelog, pr_url)
+            head, changelog, pr_url = _head_files(args, report.findings)
+            fixes = plan(report.findings, head, changelog, pr_url, report.changes)
             diffs = {}
             if args.dry_run:
                 diffs = {p: apply.unified_diff(p, head[p] or b"", d) for p, d in sorted(fixes.files.items())}
@@ -138,12 +141,30 @@ def _write(
     if not fixes.files:
         return
     root = apply.worktree_root(args.repo)
+    _check_checked_out(args)
     apply.check_clean(root, {path: head[path] or b"" for path in fixes.files}, args.head)
     for path, data in sorted(fixes.files.items()):
         if args.dry_run:
             sys.stdout.write(diffs[path])
         else:
             apply.write(root, path, data)
+
+
+def _check_checked_out(args: argparse.Namespace) -> None:
+    """Refuse (FixError) when the working tree has another commit checked out than `--head`: the
+    fixes are made to `--head`'s files, and the working tree's would differ from them anyway."""
+    from bot.sources.git import GitError, GitRepo
+
+    try:
+        repo = GitRepo.open(args.repo)
+        try:
+            checked_out, head = repo.resolve("HEAD"), repo.resolve(args.head)
+        finally:
+            repo.close()
+    except GitError as exc:
+        raise FixError(exc.message) from None
+    if checked_out != head:
+        raise FixError(msg("fix-error-other-head", head=args.head, checked_out=checked_out[:12]))
 
 
 def _report(args: argparse.Namespace, fixes: Plan) -> None:

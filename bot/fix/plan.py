@@ -2,7 +2,8 @@
 
 Known fixes: a DRAM number the `dram` check computed (`TOTAL_CPU_DRAM_GB`, the per-rank
 `LMCACHE_MAX_LOCAL_CPU_SIZE`), a new changelog entry's `pr-link` when the PR's URL is known, and
-an appended changelog entry naming the changed keys no new entry covers. Each edit touches the
+an appended changelog entry naming the changed keys no new entry covers, its description drafted
+from the review's `changes` view (`bot.output.changelog_draft`). Each edit touches the
 finding's own line only (or appends), and one that cannot be made exactly is left unfixed.
 """
 
@@ -12,11 +13,12 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from bot.catalog import Msg, msg
 from bot.findings import Finding, Severity
 from bot.fix import yamledit
-from bot.output import messages
+from bot.output import changelog_draft, messages
 from bot.sources.snapshot import is_plain_path
 from bot.yamlsafe import YamlProblem, decode
 
@@ -144,37 +146,51 @@ def _scalar_edits(findings: list[Finding], pr_url: str | None) -> dict[_Edit, li
 
 
 def _todo_lines() -> list[str]:
-    """The skeleton's description, in both languages: the author must replace it."""
+    """The skeleton's description, in both languages, when there is nothing to draft it from: the
+    author must replace it (the review warns about it until then)."""
     todo = msg("fix-todo-description")
     return [messages.text(todo, lang) for lang in messages.LANGS]
 
 
 def _append_entry(
-    plan: Plan, findings: list[Finding], changelog: str, head: Mapping[str, bytes | None], pr_url: str | None
+    plan: Plan,
+    findings: list[Finding],
+    changelog: str,
+    head: Mapping[str, bytes | None],
+    pr_url: str | None,
+    changes: Mapping[str, Any],
 ) -> None:
-    """Append one changelog entry naming every uncovered key (coverage findings answered)."""
+    """Append one changelog entry naming every uncovered key (coverage findings answered), its
+    description drafted from the review's `changes` view."""
     keys = _coverage_keys(findings)
     data = plan.files.get(changelog, head.get(changelog))
     if not keys or data is None:
         return
     link = pr_url or PLACEHOLDER
-    entry = yamledit.entry_lines(keys, _todo_lines(), link, yamledit.item_indent(data))
+    drafted = changelog_draft.description(keys, changes)
+    scenarios = changelog_draft.scenarios(keys, changes)
+    indent = yamledit.item_indent(data)
+    entry = yamledit.entry_lines(keys, drafted or _todo_lines(), link, indent, scenarios)
     plan.files[changelog] = yamledit.append_entry(data, entry)
     answers = tuple(f for f in findings if f.message_id in COVERAGE_FINDINGS)
-    plan.fixes.append(
-        Fix(changelog, msg("fix-changelog-entry", file=changelog, keys=keys, link=link), answers)
-    )
+    said = "fix-changelog-entry" if drafted else "fix-changelog-entry-todo"
+    plan.fixes.append(Fix(changelog, msg(said, file=changelog, keys=keys, link=link), answers))
 
 
 def plan(
-    findings: list[Finding], head: Mapping[str, bytes | None], changelog: str, pr_url: str | None
+    findings: list[Finding],
+    head: Mapping[str, bytes | None],
+    changelog: str,
+    pr_url: str | None,
+    changes: Mapping[str, Any] | None = None,
 ) -> Plan:
-    """The fixes for a review's findings, given the head's files (`needed_files`) and the PR's URL
-    (None when unknown: then no pr-link is fixed and a new entry's link is the placeholder)."""
+    """The fixes for a review's findings, given the head's files (`needed_files`), the PR's URL
+    (None when unknown: then no pr-link is fixed and a new entry's link is the placeholder) and
+    the review's `changes` view (a new entry's description is drafted from it)."""
     url = _pull_url(pr_url)
     out = Plan()
     _apply_edits(out, _scalar_edits(findings, url), head)
-    _append_entry(out, findings, changelog, head, url)
+    _append_entry(out, findings, changelog, head, url, changes or {})
     answered = {id(f) for fix in out.fixes for f in fix.answers}
     out.left = [f for f in findings if f.severity is Severity.BLOCKING and id(f) not in answered]
     out.files = {path: data for path, data in out.files.items() if data != head.get(path)}
@@ -182,5 +198,10 @@ def plan(
 
 
 def left_message(item: Finding) -> Msg:
-    """The output line of a blocking finding that has no known fix."""
+    """The output line of a blocking finding that has no known fix; for a `pr-link`, what would
+    fix it (the PR's URL, or the placeholder)."""
+    if item.message_id in PR_LINK_FINDINGS:
+        return msg(
+            "fix-left-pr-link", where=_where(item), link=str(item.params.get("link")), placeholder=PLACEHOLDER
+        )
     return msg("fix-left", where=_where(item), finding=Msg(item.message_id, dict(item.params)))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import yaml
@@ -174,10 +174,16 @@ def item_indent(data: bytes) -> bytes:
     return match[1] if match else b"    "
 
 
-def entry_lines(keys: list[str], description: list[str], pr_link: str, indent: bytes) -> bytes:
-    """A changelog entry: `config-keys`, `description` and `pr-link`, fields at two spaces."""
+def entry_lines(
+    keys: list[str], description: list[str], pr_link: str, indent: bytes, scenarios: Sequence[str] = ()
+) -> bytes:
+    """A changelog entry: `config-keys`, `scenario-type` (when `scenarios`), `description` and
+    `pr-link`, fields at two spaces."""
     lines = [b"- config-keys:"]
     lines += [indent + b"- " + yaml_string(key).encode() for key in keys]
+    if scenarios:
+        lines.append(b"  scenario-type:")
+        lines += [indent + b"- " + yaml_string(scenario).encode() for scenario in scenarios]
     lines.append(b"  description:")
     lines += [indent + b"- " + json.dumps(line, ensure_ascii=False).encode() for line in description]
     lines.append(b"  pr-link: " + yaml_string(pr_link).encode())

@@ -248,7 +248,7 @@ class _Run:
         try:
             settings = pipeline.settings_at(base, path)
         except SettingsError as exc:
-            raise ActionError(msg("action-settings-invalid", path=path, detail=exc.message)) from None
+            raise ActionError(msg("action-settings-invalid", path=path, detail=exc.reason)) from None
         self.console.info(msg("action-settings-loaded" if settings else "action-settings-absent", path=path))
         return settings or Settings()
 

@@ -4,7 +4,8 @@ Values passed in are rendered as plain text for the JSON report, or through the 
 of `bot.output.textsafe` for the comment, so the same catalog serves both; either way secrets are
 cut out of them first, and in markdown nothing outside code links. Filters available inside
 messages: `code` (an inline code span in markdown, the bare value in plain text), `num` (thousands
-separators), `items` (comma-joined; `items(as_code=True)` puts each item in a code span) and
+separators), `items` (joined with the language's list separator, `SEPARATORS`;
+`items(as_code=True)` puts each item in a code span), `concurrencies` (`[1, 4]` as `C1, C4`) and
 `run_list` (`[(concurrency, variant)]` as `C1 · C4 → variant`, each variant a code span; a None
 variant shows the concurrency alone).
 """
@@ -24,10 +25,16 @@ from bot.output import numbers, textsafe
 if TYPE_CHECKING:
     from bot.findings import Finding
 
-__all__ = ["LANGS", "LANG_CHOICES", "Safe", "en", "in_languages", "render", "text", "zh"]
+__all__ = ["LANGS", "LANG_CHOICES", "SEPARATORS", "Safe", "en", "in_languages", "render", "text", "zh"]
 
 #: The languages each `--lang` / `lang` choice shows, English first.
 LANG_CHOICES = {"both": ("en", "zh"), "en": ("en",), "zh": ("zh",)}
+#: How each language joins a list in running text (templates/glossary.yaml says the same).
+SEPARATORS = {"en": ", ", "zh": "、"}
+
+
+def separator(lang: str) -> str:
+    return SEPARATORS.get(lang, SEPARATORS["en"])
 
 
 class Safe(str):
@@ -59,9 +66,15 @@ def _environment(markdown: bool) -> jinja2.Environment:
         numbers.check(value)
         return Safe(textsafe.md_code(value) if markdown else textsafe.plain(value))
 
-    def join(values: Iterable[Any], sep: str = ", ", as_code: bool = False) -> Safe:
+    @jinja2.pass_context
+    def join(context: Any, values: Iterable[Any], sep: str | None = None, as_code: bool = False) -> Safe:
         parts = [code(v) if as_code else Safe(finalize(v)) for v in values]
-        return Safe(sep.join(parts))
+        return Safe((separator(_lang(context)) if sep is None else sep).join(parts))
+
+    @jinja2.pass_context
+    def concurrencies(context: Any, values: Iterable[Any]) -> Safe:
+        parts = [f"C{v}" if type(v) is int else f"C{finalize(v)}" for v in values]
+        return Safe(separator(_lang(context)).join(parts))
 
     env = jinja2.Environment(
         undefined=jinja2.StrictUndefined,
@@ -84,8 +97,13 @@ def _environment(markdown: bool) -> jinja2.Environment:
             parts.append(f"{label} → {code(variant)}" if variant else label)
         return Safe(" · ".join(parts))
 
-    env.filters.update(code=code, num=num, items=join, run_list=run_list)
+    env.filters.update(code=code, num=num, items=join, concurrencies=concurrencies, run_list=run_list)
     return env
+
+
+def _lang(context: Any) -> str:
+    """The language of the template being rendered (templates are named `message-id/lang`)."""
+    return str(context.name or "").rpartition("/")[2]
 
 
 def _source(name: str) -> str:
@@ -126,12 +144,17 @@ def long_number(value: int, lang: str) -> str:
 
 
 def text(message: Msg, lang: str = "en", *, markdown: bool = False) -> str:
-    """A `Msg` in one language; a parameter that is itself a `Msg` is rendered first, the same way."""
-    params = {
-        k: Safe(text(v, lang, markdown=markdown)) if isinstance(v, Msg) else v
-        for k, v in message.params.items()
-    }
-    return render(message.id, lang, params, markdown=markdown)
+    """A `Msg` in one language; a parameter that is itself a `Msg` (or a list of them, for the
+    `items` filter) is rendered first, the same way."""
+
+    def value(v: Any) -> Any:
+        if isinstance(v, Msg):
+            return Safe(text(v, lang, markdown=markdown))
+        if isinstance(v, list) and any(isinstance(item, Msg) for item in v):
+            return [value(item) for item in v]
+        return v
+
+    return render(message.id, lang, {k: value(v) for k, v in message.params.items()}, markdown=markdown)
 
 
 def in_languages(message: Msg, lang: str) -> list[str]:

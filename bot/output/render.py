@@ -19,6 +19,7 @@ entries are left out, and a note at the end of each language says where the whol
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,8 +29,9 @@ from typing import Any
 import jinja2
 
 from bot import __version__, compile_cache
+from bot.checks import runlabels
 from bot.findings import Finding, Severity
-from bot.output import messages, numbers, textsafe
+from bot.output import changelog_draft, messages, numbers, textsafe
 from bot.output.messages import Safe
 from bot.report import Report
 from bot.resources import template_dir
@@ -66,6 +68,8 @@ RUN_LABELS = 10
 VARIANTS_SHOWN = 3
 ROWS_PER_KEY = 12
 MARKS = {"blocking": "❌", "warning": "⚠️", "": "✅"}
+#: The findings that a changelog entry answers: the first one shows the entry drafted for them.
+DRAFT_FOR = ("changelog-missing", "changelog-key-not-covered", "changelog-recipe-key-not-covered")
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,6 @@ def layout() -> Any:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["aspect"] = lambda aspect, lang: _t(lang, f"ui-aspect-{aspect}")
     env.filters["cell"] = _cell
     env.globals.update(t=_t, code=textsafe.md_code, fence=textsafe.fence_for, marks=MARKS)
     return env.get_template("comment.md.j2").module
@@ -148,11 +151,50 @@ def _common(one: str, other: str) -> int:
     )
 
 
+#: An image reference: repository, then `:tag` or `@digest`.
+_IMAGE = re.compile(r"(?P<repo>[\w.-]+(?::\d+)?(?:/[\w.-]+)+)(?P<sep>[:@])(?P<tag>[\w.:-]+)")
+#: How much of a long tag or digest is kept before and around where the two differ.
+TAG_CHARS = 24
+
+
+def _images(base: str, head: str) -> tuple[str, str] | None:
+    """Two image references as shown side by side, when both are one: a long tag its start and
+    the part where the two differ (`v0.5.5-c…-20260811`), a long digest its start, and, when that
+    is still too long, the repository path the two share elided to its last part (`…/sglang`).
+    None for other values."""
+    found = [_IMAGE.fullmatch(value) for value in (base, head)]
+    if found[0] is None or found[1] is None:
+        return None
+    tags = [m["tag"] for m in found]
+    start, keep = _common(*tags), TAG_CHARS // 3
+    if max(map(len, tags)) > TAG_CHARS and start > TAG_CHARS // 2:
+        # the tag's start, then from a little before where the two differ
+        tags = [_short(tag[:keep] + "…" + tag[start - keep :]) for tag in tags]
+    else:
+        tags = [tag if len(tag) <= TAG_CHARS else tag[: TAG_CHARS - 1] + "…" for tag in tags]
+    repos = [m["repo"] for m in found]
+    long = max(len(repo) + 1 + len(tag) for repo, tag in zip(repos, tags, strict=True)) > VALUE_CHARS
+    if long and repos[0] == repos[1] and "/" in repos[0]:
+        repos = ["…/" + repo.rsplit("/", 1)[1] for repo in repos]
+    shown = [f"{repo}{m['sep']}{tag}" for repo, m, tag in zip(repos, found, tags, strict=True)]
+    return shown[0], shown[1]
+
+
 def _pair(old: Any, new: Any) -> tuple[str | None, str | None]:
-    """Two values as shown side by side (None where absent): two long strings from a little
-    before where they start to differ to where they stop differing, so that a 300-character JSON
-    argument shows its change."""
+    """Two values as shown side by side (None where absent): two image references with their
+    repository and tag readable; two long strings from a little before where they start to differ
+    to where they stop differing, so that a 300-character JSON argument shows its change."""
     base, head = (None if v is None else _value(v) for v in (old, new))
+    if (
+        isinstance(old, str)
+        and isinstance(new, str)
+        and base
+        and head
+        and max(len(base), len(head)) > VALUE_CHARS
+    ):
+        images = _images(base, head)
+        if images is not None:
+            return images
     if base is None or head is None or max(len(base), len(head)) <= VALUE_CHARS:
         return (None if base is None else _short(base)), (None if head is None else _short(head))
     start = _common(base, head)
@@ -164,9 +206,9 @@ def _pair(old: Any, new: Any) -> tuple[str | None, str | None]:
     )
 
 
-def _items(values: Sequence[Any]) -> str:
+def _items(lang: str, values: Sequence[Any]) -> str:
     shown = [textsafe.md_code(_short(_value(v))) for v in values[:LIST_ITEMS]]
-    return ", ".join(shown + (["…"] if len(values) > LIST_ITEMS else []))
+    return messages.separator(lang).join(shown + (["…"] if len(values) > LIST_ITEMS else []))
 
 
 def _setting(lang: str, setting: dict[str, Any]) -> str:
@@ -175,15 +217,12 @@ def _setting(lang: str, setting: dict[str, Any]) -> str:
     added, removed = setting.get("added"), setting.get("removed")
     short = all(len(_value(setting.get(side))) <= VALUE_CHARS for side in ("base", "head"))
     if isinstance(added, list) and isinstance(removed, list) and not short:  # short lists: old → new
-        return _t(
-            lang,
-            "ui-setting-list",
-            name=Safe(name),
-            added=len(added),
-            removed=len(removed),
-            added_items=Safe(_items(added)),
-            removed_items=Safe(_items(removed)),
-        )
+        changes = [
+            Safe(_t(lang, f"ui-list-{side}", count=len(values), items=Safe(_items(lang, values))))
+            for side, values in (("added", added), ("removed", removed))
+            if values
+        ]
+        return _t(lang, "ui-setting-list", name=Safe(name), changes=changes)
     base, head = _pair(setting.get("base"), setting.get("head"))
     if base is None:
         return _t(lang, "ui-setting-new", name=Safe(name), head=head)
@@ -200,30 +239,36 @@ def _settings(lang: str, settings: Any, limit: int) -> str:
 
 
 def _topology(run: dict[str, Any]) -> str:
-    topology = run.get("topology") if isinstance(run.get("topology"), dict) else {}
-    parts = [f"TP{topology.get('tp')}"]
-    parts += [
-        f"{name.upper()}{topology.get(name)}"
-        for name in ("ep", "pp", "dcp")
-        if topology.get(name) not in (None, 1)
-    ]
-    return "/".join(parts)
+    topology = run.get("topology")
+    return runlabels.describe(topology if isinstance(topology, dict) else {})
 
 
-def _run_label(run: dict[str, Any], topologies: bool) -> str:
-    concurrency = run.get("concurrency")
-    numbers.check(concurrency)
-    return f"C{concurrency}" + (f" {_topology(run)}" if topologies else "")
+def _shared(runs: list[dict[str, Any]]) -> bool:
+    """Whether a concurrency runs in several configs among a key's `runs`: then every run is named
+    with its config (`C64 (TP4)`, `C64 (TP8)`), as in the checks' messages."""
+    concurrencies = [str(run.get("concurrency")) for run in runs]
+    return len(set(concurrencies)) < len(concurrencies)
 
 
-def _labels(runs: list[dict[str, Any]], topologies: bool) -> str:
+def _labels(lang: str, runs: list[dict[str, Any]], topologies: bool) -> str:
     """The runs as `C4, C14, C16` (with their `topologies`), each label once, the first RUN_LABELS."""
-    labels = list(dict.fromkeys(_run_label(run, topologies) for run in runs))
+    numbers.check([run.get("concurrency") for run in runs])
+    labels = list(
+        dict.fromkeys(
+            _t(
+                lang,
+                "run-label",
+                concurrency=run.get("concurrency"),
+                config=_topology(run) if topologies else "",
+            )
+            for run in runs
+        )
+    )
     shown = labels[:RUN_LABELS] + ([f"… (+{len(labels) - RUN_LABELS})"] if len(labels) > RUN_LABELS else [])
-    return textsafe.md_text(", ".join(shown))
+    return messages.separator(lang).join(shown)
 
 
-def _variants(runs: list[dict[str, Any]]) -> str:
+def _variants(lang: str, runs: list[dict[str, Any]]) -> str:
     names: list[str] = []
     for run in runs:
         base, head = run.get("variant_base"), run.get("variant_head")
@@ -232,7 +277,9 @@ def _variants(runs: list[dict[str, Any]]) -> str:
             name = f"{textsafe.md_code(base)} → {name}"
         if name not in names:
             names.append(name)
-    return ", ".join(names[:VARIANTS_SHOWN] + (["…"] if len(names) > VARIANTS_SHOWN else []))
+    return messages.separator(lang).join(
+        names[:VARIANTS_SHOWN] + (["…"] if len(names) > VARIANTS_SHOWN else [])
+    )
 
 
 def _groups(runs: list[Any]) -> list[list[dict[str, Any]]]:
@@ -245,13 +292,38 @@ def _groups(runs: list[Any]) -> list[list[dict[str, Any]]]:
     return list(groups.values())
 
 
-def _states(lang: str, runs: list[dict[str, Any]]) -> str:
-    """How many runs changed, are as before, new or removed (`2 changed (C1, C4) · 5 as before`)."""
+def _lengths(run: dict[str, Any]) -> str | None:
+    topology = run.get("topology")
+    topology = topology if isinstance(topology, dict) else {}
+    return runlabels.lengths(topology.get("isl"), topology.get("osl"))
+
+
+def _gone(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The sequence-length configs (`1k1k`) all of whose runs are removed, with those runs."""
+    left = {_lengths(run) for run in runs if run.get("status") != "removed"}
+    gone: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        lengths = _lengths(run)
+        if run.get("status") == "removed" and lengths is not None and lengths not in left:
+            gone.setdefault(lengths, []).append(run)
+    return gone
+
+
+def _states(lang: str, runs: list[dict[str, Any]], topologies: bool) -> str:
+    """How many runs changed, are as before, new or removed (`2 changed (C1, C4) · 5 as before`);
+    a sequence-length config none of whose runs is left is named as removed (`1k1k removed (11
+    runs)`)."""
     parts = []
+    gone = _gone(runs)
+    for lengths, removed in gone.items():
+        parts.append(_t(lang, "ui-lengths-removed", lengths=lengths, count=len(removed)))
+    gone_runs = [id(run) for removed in gone.values() for run in removed]
     for status in ("changed", "as-before", "added", "removed"):
-        found = [run for run in runs if run.get("status") == status]
+        found = [run for run in runs if run.get("status") == status and id(run) not in gone_runs]
         if found:
-            parts.append(_t(lang, f"ui-runs-{status}", count=len(found), runs=Safe(_labels(found, False))))
+            parts.append(
+                _t(lang, f"ui-runs-{status}", count=len(found), runs=Safe(_labels(lang, found, topologies)))
+            )
     return " · ".join(parts) or _t(lang, "ui-runs-none")
 
 
@@ -261,18 +333,27 @@ def _key_view(lang: str, key: str, view: Any, detailed: bool) -> dict[str, Any]:
     view = view if isinstance(view, dict) else {}
     runs = [run for run in view.get("runs") or [] if isinstance(run, dict)]
     common = _settings(lang, view.get("common"), SETTINGS_SHOWN if detailed else LIST_ITEMS)
-    concurrencies = [run.get("concurrency") for run in runs]
-    topologies = len(set(map(str, concurrencies))) < len(concurrencies)  # a concurrency shown twice
+    topologies = _shared(runs)
     if not detailed:
-        return {"key": key, "common": common, "states": _states(lang, runs)}
-    rows = []
-    for group in _groups(runs):
+        return {"key": key, "common": common, "states": _states(lang, runs, topologies)}
+    rows = [
+        {
+            "runs": _t(lang, "ui-lengths-all-runs", lengths=lengths, count=len(removed)),
+            "variants": _variants(lang, removed),
+            "what": _t(lang, "ui-run-removed"),
+        }
+        for lengths, removed in _gone(runs).items()
+    ]
+    gone_runs = [id(run) for removed in _gone(runs).values() for run in removed]
+    for group in _groups([run for run in runs if id(run) not in gone_runs]):
         status = group[0].get("status")
         if status in ("as-before", "added", "removed"):
             what = _t(lang, f"ui-run-{status}")
         else:
             what = _settings(lang, group[0].get("settings"), SETTINGS_SHOWN)
-        rows.append({"runs": _labels(group, topologies), "variants": _variants(group), "what": what})
+        rows.append(
+            {"runs": _labels(lang, group, topologies), "variants": _variants(lang, group), "what": what}
+        )
     return {
         "key": key,
         "common": common,
@@ -344,6 +425,13 @@ def _key_row(lang: str, key: str, report: Report, mark: str) -> dict[str, str]:
 # --- the review -----------------------------------------------------------------------------------
 
 
+def _aspects(aspects: list[str] | None) -> list[str]:
+    """What changed about a key, as counted below the key table: a new or removed key is that
+    alone (all its points are new), anything else each aspect that changed."""
+    aspects = list(aspects or ["other"])
+    return next(([a] for a in ("added", "removed") if a in aspects), aspects)
+
+
 def _marks(report: Report) -> dict[str, str]:
     """Per config key, its most severe finding that needs action: "blocking", "warning" or ""."""
     marks: dict[str, str] = {}
@@ -399,7 +487,7 @@ class _Review:
         order = {"blocking": 0, "warning": 1, "": 2}
         keys = sorted(report.published_sets, key=lambda k: order[self.marks.get(k, "")])
         self.sections = _sections(report, keys)
-        self.rest = Counter(a for key in keys[KEY_ROWS:] for a in report.changed_keys.get(key) or ["other"])
+        self.rest = Counter(a for key in keys[KEY_ROWS:] for a in _aspects(report.changed_keys.get(key)))
         self.more_keys = max(0, len(keys) - KEY_ROWS)
         self.detailed = len(self.sections["changes"]) <= DETAILED_KEYS
         self.footer = {"version": __version__, "base": base, "head": head}
@@ -411,6 +499,7 @@ class _Review:
         else:
             self.title_id = "ui-title-warnings" if self.counts["warning"] else "ui-title-clean"
         self._entries: dict[tuple[str, int, str, int | None], tuple[str, bool]] = {}
+        self._entry_text: str | None = None
         self._texts: dict[tuple[str, int, str], str] = {}
         self._short: dict[str, Report] = {}
 
@@ -447,7 +536,14 @@ class _Review:
         """Whether the finding's message or suggestion is longer than `limit`."""
         if name in ("keys", "changes"):
             return False
-        return len(self._text(name, index, lang)) > limit or len(self._suggestion(name, index) or "") > limit
+        return any(
+            len(text or "") > limit
+            for text in (
+                self._text(name, index, lang),
+                self._suggestion(name, index),
+                self._drafted(name, index),
+            )
+        )
 
     def _data(self, report: Report, name: str, key: str, lang: str) -> str:
         """A key's row in the table (`keys`) or its changes view (`changes`), from `report`."""
@@ -483,7 +579,36 @@ class _Review:
         if limit is not None and suggestion is not None and len(suggestion) > limit:
             suggestion, shortened = None, True
         check = "" if name == "sweep" else entry.check
-        return layout().finding(lang, check, self._where(name, entry), text, suggestion), shortened
+        drafted = (
+            self._drafted(name, index)
+            if limit is None or len(self._drafted(name, index) or "") <= limit
+            else None
+        )
+        shortened = shortened or (self._drafted(name, index) is not None and drafted is None)
+        entry_view = {"file": entry.file or "", "text": drafted} if drafted else None
+        return layout().finding(
+            lang, check, self._where(name, entry), text, suggestion, entry_view
+        ), shortened
+
+    def _drafted(self, name: str, index: int) -> str | None:
+        """The changelog entry drafted for the changed keys no new entry covers, shown with the
+        first finding that asks for one (`prbot fix` appends the same entry)."""
+        if name != "blocking":
+            return None
+        asking = [i for i, f in enumerate(self.sections[name]) if f.message_id in DRAFT_FOR]
+        if not asking or index != asking[0]:
+            return None
+        if self._entry_text is None:
+            keys: list[str] = []
+            for f in self.sections[name]:
+                if f.message_id in DRAFT_FOR:
+                    found = (
+                        f.params.get("keys") if f.message_id == "changelog-missing" else [f.params.get("key")]
+                    )
+                    keys += [k for k in found or [] if isinstance(k, str) and k not in keys]
+            drafted = changelog_draft.entry_text(keys, self.report.changes, "XXX")
+            self._entry_text = textsafe.redact(drafted) if drafted else ""
+        return self._entry_text or None
 
     @staticmethod
     def _where(name: str, f: Finding) -> str:
@@ -498,7 +623,8 @@ class _Review:
         macros, entries = layout(), self.sections[name]
         hidden = len(entries) - len(shown)
         if name == "keys":
-            rest = {"count": self.more_keys, "aspects": sorted(self.rest.items())}
+            aspects = [_t(lang, f"ui-aspect-{aspect}", count=n) for aspect, n in sorted(self.rest.items())]
+            rest = {"count": self.more_keys, "aspects": Safe(messages.separator(lang).join(aspects))}
             return [
                 macros.keys_open(lang, bool(entries)),
                 *(entry(name, i, lang) for i in shown),

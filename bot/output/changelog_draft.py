@@ -1,0 +1,191 @@
+"""A perf-changelog entry drafted from the review's `changes` view (the JSON report's `changes`:
+key → common settings and runs), in the house style of InferenceX's own entries: what changed at
+every concurrency first, then per concurrency (`At C1: set ATOM_MONO_ENABLE=1; change max-num-seqs
+from 8 to 2.`), then the runs added and removed, English bullets then the same in Chinese; and the
+entry's `scenario-type`, the scenarios of the runs that changed.
+
+`prbot fix` appends it; the review comment offers it where a changed key has no entry."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.catalog import Msg, msg
+from bot.checks import runlabels
+from bot.output import messages
+
+#: Keys described one by one; the others are counted in one bullet.
+DRAFT_KEYS = 3
+#: Groups of runs described per key; the others are counted.
+DRAFT_GROUPS = 8
+#: A value longer than this is not written out (`change NAME`).
+VALUE_CHARS = 100
+#: List items and settings named in one sentence; the others are counted.
+ITEMS_SHOWN = 8
+SCENARIOS = ("fixed-seq-len", "agentic-coding")
+
+
+def _value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _name(setting: Mapping[str, Any]) -> str:
+    return str(setting.get("path", "")).rsplit(".", 1)[-1]
+
+
+def _image(base: str, head: str) -> tuple[str, str]:
+    """`head` without the repository it shares with `base` (`nightly_A` → `nightly_B`)."""
+    repo = base.rpartition(":")[0]
+    return (base, head.rpartition(":")[2]) if repo and head.rpartition(":")[0] == repo else (base, head)
+
+
+def _some(values: Sequence[Any]) -> list[Any]:
+    """The first ITEMS_SHOWN values, then how many more there are (`and 12 more`)."""
+    shown = [_value(v) if not isinstance(v, Msg) else v for v in values[:ITEMS_SHOWN]]
+    more = len(values) - ITEMS_SHOWN
+    return [*shown, msg("draft-more", count=more)] if more > 0 else shown
+
+
+def _parts(settings: Sequence[Any]) -> list[Msg]:
+    """What changed in some settings, in the order a reader wants it: the image, the settings
+    that appear, those that change, list items added and removed, the settings that go."""
+    images, env, new, changed, lists, gone = [], [], [], [], [], []
+    for setting in settings if isinstance(settings, list) else []:
+        if not isinstance(setting, Mapping):
+            continue
+        name, base, head = _name(setting), setting.get("base"), setting.get("head")
+        added, removed = setting.get("added"), setting.get("removed")
+        if name == "image" and isinstance(base, str) and isinstance(head, str):
+            old, new_image = _image(base, head)
+            images.append(msg("draft-image", base=old, head=new_image))
+        elif isinstance(added, list) and isinstance(removed, list) and _long(base, head):
+            lists += [msg("draft-list-add", name=name, items=_some(added))] if added else []
+            lists += [msg("draft-list-remove", name=name, items=_some(removed))] if removed else []
+        elif base is None and head is not None:
+            if ".env." in str(setting.get("path", "")):
+                env.append(f"{name}={_value(head)}")
+            else:
+                new.append(msg("draft-set", name=name, head=_value(head)))
+        elif head is None and base is not None:
+            gone.append(msg("draft-remove", name=name, base=_value(base)))
+        elif _long(base, head):
+            changed.append(msg("draft-name", name=name))
+        else:
+            changed.append(msg("draft-from", name=name, base=_value(base), head=_value(head)))
+    sets = [msg("draft-set-env", settings=_some(env))] if env else []
+    changes = [msg("draft-change", changes=_some(changed))] if changed else []
+    return [*images, *sets, *_some(new), *changes, *_some(lists), *_some(gone)]
+
+
+def _long(base: Any, head: Any) -> bool:
+    """Whether a value is too long to write out (a list then names its items added and removed)."""
+    return base is not None and head is not None and max(len(_value(base)), len(_value(head))) > VALUE_CHARS
+
+
+def _label(lang: str, run: Mapping[str, Any], shared: bool) -> str:
+    topology = run.get("topology") if isinstance(run.get("topology"), Mapping) else {}
+    config = runlabels.describe(topology) if shared else ""
+    return messages.text(msg("run-label", concurrency=run.get("concurrency"), config=config), lang)
+
+
+def _runs(lang: str, runs: Sequence[Mapping[str, Any]], shared: bool) -> str:
+    labels = list(dict.fromkeys(_label(lang, run, shared) for run in runs))
+    return messages.separator(lang).join(labels)
+
+
+def _lengths(run: Mapping[str, Any]) -> str | None:
+    topology = run.get("topology") if isinstance(run.get("topology"), Mapping) else {}
+    return runlabels.lengths(topology.get("isl"), topology.get("osl"))
+
+
+def _key_sentences(lang: str, view: Mapping[str, Any]) -> list[str]:
+    """One key's changes as sentences: every concurrency, then each group of runs."""
+    runs = [run for run in view.get("runs") or [] if isinstance(run, Mapping)]
+    concurrencies = [str(run.get("concurrency")) for run in runs]
+    shared = len(set(concurrencies)) < len(concurrencies)
+    sentences = []
+    common = _parts(view.get("common") or [])
+    if common:
+        sentences.append(messages.text(msg("draft-every", parts=common), lang))
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for run in runs:
+        if run.get("status") == "changed":
+            groups.setdefault(json.dumps(run.get("settings"), sort_keys=True, default=str), []).append(run)
+    for group in list(groups.values())[:DRAFT_GROUPS]:
+        parts = _parts(group[0].get("settings") or [])
+        if parts:
+            sentences.append(
+                messages.text(msg("draft-at", runs=_runs(lang, group, shared), parts=parts), lang)
+            )
+    left = {_lengths(run) for run in runs if run.get("status") != "removed"}
+    gone: dict[str, int] = {}
+    removed = []
+    for run in runs:
+        lengths = _lengths(run)
+        if run.get("status") == "removed" and lengths is not None and lengths not in left:
+            gone[lengths] = gone.get(lengths, 0) + 1
+        elif run.get("status") == "removed":
+            removed.append(run)
+    for lengths, count in gone.items():
+        sentences.append(messages.text(msg("draft-lengths-removed", lengths=lengths, count=count), lang))
+    added = [run for run in runs if run.get("status") == "added"]
+    if added:
+        sentences.append(
+            messages.text(msg("draft-runs-added", runs=_runs(lang, added, shared), count=len(added)), lang)
+        )
+    if removed:
+        sentences.append(messages.text(msg("draft-runs-removed", runs=_runs(lang, removed, shared)), lang))
+    return sentences
+
+
+def description(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
+    """The description's bullets, English then Chinese; empty when the `changes` view says
+    nothing about these keys (then the author must write it)."""
+    lines: list[str] = []
+    for lang in messages.LANGS:
+        described = [key for key in keys if isinstance(changes.get(key), Mapping)]
+        for key in described[:DRAFT_KEYS]:
+            sentences = _key_sentences(lang, changes[key])
+            if len(keys) > 1:
+                sentences = [messages.text(msg("draft-key", key=key, text=s), lang) for s in sentences]
+            lines += sentences
+        if len(described) > DRAFT_KEYS and lines:
+            lines.append(messages.text(msg("draft-more-keys", count=len(described) - DRAFT_KEYS), lang))
+    return lines
+
+
+def scenarios(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
+    """The `scenario-type` of an entry for `keys`: the scenarios of their runs that changed, were
+    added or removed (empty when unknown: then the entry names none, and every scenario runs)."""
+    found = {
+        run["topology"].get("scenario")
+        for key in keys
+        if isinstance(changes.get(key), Mapping)
+        for run in changes[key].get("runs") or []
+        if isinstance(run, Mapping)
+        and run.get("status") != "as-before"
+        and isinstance(run.get("topology"), Mapping)
+    }
+    return [scenario for scenario in SCENARIOS if scenario in found]
+
+
+def _scalar(text: str) -> str:
+    """A key as a YAML scalar: plain as InferenceX writes them, quoted when YAML would misread it."""
+    return text if re.fullmatch(r"[A-Za-z0-9][\w.*-]*", text) else json.dumps(text, ensure_ascii=False)
+
+
+def entry_text(keys: Sequence[str], changes: Mapping[str, Any], link: str) -> str | None:
+    """The whole entry as YAML text (the review comment's suggestion), or None when there is no
+    description to draft."""
+    lines = description(keys, changes)
+    if not lines:
+        return None
+    text = ["- config-keys:", *(f"    - {_scalar(key)}" for key in keys)]
+    kinds = scenarios(keys, changes)
+    if kinds:
+        text += ["  scenario-type:", *(f"    - {kind}" for kind in kinds)]
+    text += ["  description:", *(f"    - {json.dumps(line, ensure_ascii=False)}" for line in lines)]
+    return "\n".join([*text, f"  pr-link: {link}"]) + "\n"
