@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.model import layout as layout_mod
+from bot.model import schema
 from bot.model.changelog import ChangelogDiff, compare
 from bot.model.images import ImageUse
 from bot.model.layout import Layout
@@ -332,6 +333,8 @@ def compute(
             )
     used = {p.recipe for c in keys.values() if c.head for p in c.head.points if p.recipe}
     runners, runners_problem = new.runners
+    if runners is not None and layout.runners in changed:  # what the generator refuses in it
+        problems += schema.runners(runners, layout.runners)
     changelog_changed = layout.changelog in changed or (old.layout.changelog in changed)
     changelog = (
         compare(layout.changelog, base.read(old.layout.changelog), head.read(layout.changelog))

@@ -46,7 +46,7 @@ def _new_keys(count: int, concurrencies: int) -> tuple[str, str]:
         f"\nbomb-{n}:\n  image: rocm/atom-dev:nightly_202610281457\n  model: m\n  model-prefix: m\n"
         "  runner: cluster:mi355x-amds\n  precision: fp4\n  framework: atom\n  multinode: false\n"
         "  scenarios:\n    agentic-coding:\n    - dram-utilization: 0.3\n      search-space:\n"
-        f"      - {{ tp: 8, conc-list: [{conc}], srt-recipe: {RECIPE} }}\n"
+        f"      - {{ tp: 8, kv-offloading: none, conc-list: [{conc}], srt-recipe: {RECIPE} }}\n"
         for n in range(count)
     )
     entries = "".join(

@@ -63,6 +63,14 @@ alone (a warning: the merge step accepts them, the PR-time check does not), see 
 - changelog-hardware-key-not-covered (1): #2121 added `cluster:gb300-nv` to runners.yaml, which
   changes the host DRAM every run of the five DSV4 GB300 AgentX keys on it starts with, and its
   entry names only the new Qwen3.5 keys (issue #22: a runners.yaml change counts).
+- schema-* (20 PRs, all merged after #1992): master-config entries and runners.yaml held to the
+  generator's models as they are now (upstream 843c6254f), which tightened after these PRs:
+  schema-disagg-no-transfer (17) disaggregated keys added or changed before every one needed
+  `kv-p2p-transfer`; schema-wrong-type (4) `kv-offload-backend` written as a plain name before it
+  became `{name, version}` (AgentX v1.0 #1970, #2109, #2112, #2127); #1992 itself (the move of the
+  configs) adds agentic groups with `duration` and points with `offloading` (schema-unknown-field)
+  and a runners.yaml without `labels` (schema-runner-labels). Upstream's own validator refuses
+  each of these entries too (docs/checks.md, "Schema").
 """
 
 from __future__ import annotations
@@ -105,8 +113,12 @@ EXPECTED_PRS = {
     ("recipe-selection", "recipe-duplicate-key"): 1,
     ("consistency", "runs-duplicate"): 1,
     ("changelog", "changelog-hardware-key-not-covered"): 1,
+    ("consistency", "schema-disagg-no-transfer"): 17,
+    ("consistency", "schema-wrong-type"): 4,
+    ("consistency", "schema-unknown-field"): 1,
+    ("consistency", "schema-runner-labels"): 1,
 }
-EXPECTED_BLOCKED = 373  # issue #22 adds #2121 (changelog-hardware-key-not-covered)
+EXPECTED_BLOCKED = 382  # #22 adds #2121 (hardware coverage) and the 9 PRs only schema findings block
 SUMMARY = Path(tempfile.gettempdir()) / "prbot-history-replay.txt"
 
 

@@ -103,53 +103,49 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
     # --- master config: wrong types in every field the checks read --------------------------
     "tp-string": case(*on_point("tp: 8", 'tp: "8"'), "master-wrong-type", MASTER, 56),
     "tp-true": case(*on_point("tp: 8", "tp: true"), "master-wrong-type", MASTER, 56),
-    "tp-list": case(*on_point("tp: 8", "tp: [8]"), "master-wrong-type", MASTER, 56),
-    "tp-float": case(*on_point("tp: 8", "tp: 8.5"), "master-wrong-type", MASTER, 56),
+    "tp-list": case(*on_point("tp: 8", "tp: [8]"), "schema-wrong-type", MASTER, 56),
+    "tp-float": case(*on_point("tp: 8", "tp: 8.5"), "schema-wrong-type", MASTER, 56),
     "tp-zero": case(*on_point("tp: 8", "tp: 0"), "master-not-positive", MASTER, 56),
     "tp-negative": case(*on_point("tp: 8", "tp: -8"), "master-not-positive", MASTER, 56),
-    "tp-missing": case(*on_point("tp: 8, ", ""), "master-no-tp", MASTER, 56),
+    "tp-missing": case(*on_point("tp: 8, ", ""), "schema-agentic-topology", MASTER, 56),
     "ep-zero": case(*on_point("tp: 8", "tp: 8, ep: 0"), "master-not-positive", MASTER, 56),
-    "dcp-string": case(*master("dcp-size: 8", "dcp-size: eight"), "master-wrong-type", MASTER, 57),
+    "dcp-string": case(*master("dcp-size: 8", "dcp-size: eight"), "schema-wrong-type", MASTER, 57),
     "dp-attn-string": case(*on_point("tp: 8", "tp: 8, dp-attn: 'yes'"), "master-wrong-type", MASTER, 56),
     "conc-list-of-strings": case(
         *on_point("conc-list: [1, 4]", 'conc-list: ["1", "4"]'), "master-bad-conc-list", MASTER, 56
     ),
-    "conc-list-scalar": case(
-        *on_point("conc-list: [1, 4]", "conc-list: 4"), "master-bad-conc-list", MASTER, 56
-    ),
-    "conc-list-empty": case(
-        *on_point("conc-list: [1, 4]", "conc-list: []"), "master-bad-conc-list", MASTER, 56
-    ),
+    "conc-list-scalar": case(*on_point("conc-list: [1, 4]", "conc-list: 4"), "schema-wrong-type", MASTER, 56),
+    "conc-list-empty": case(*on_point("conc-list: [1, 4]", "conc-list: []"), "schema-conc-none", MASTER, 56),
     "conc-list-mapping": case(
-        *on_point("conc-list: [1, 4]", "conc-list: {a: 1}"), "master-bad-conc-list", MASTER, 56
+        *on_point("conc-list: [1, 4]", "conc-list: {a: 1}"), "schema-wrong-type", MASTER, 56
     ),
     "conc-list-booleans": case(
         *on_point("conc-list: [1, 4]", "conc-list: [true, 4]"), "master-bad-conc-list", MASTER, 56
     ),
     "conc-start-above-end": case(
-        *on_point("conc-list: [1, 4]", "conc-start: 8, conc-end: 2"), "master-conc-range", MASTER, 56
+        *on_point("conc-list: [1, 4]", "conc-start: 8, conc-end: 2"), "schema-conc-order", MASTER, 56
     ),
     "conc-start-string": case(
         *on_point("conc-list: [1, 4]", "conc-start: '1', conc-end: 4"), "master-wrong-type", MASTER, 56
     ),
-    "no-concurrency": case(*on_point("conc-list: [1, 4], ", ""), "master-no-concurrency", MASTER, 56),
+    "no-concurrency": case(*on_point("conc-list: [1, 4], ", ""), "schema-conc-none", MASTER, 56),
     "utilization-negative": case(
-        *master("dram-utilization: 0.6", "dram-utilization: -0.6"), "master-bad-utilization", MASTER, 58
+        *master("dram-utilization: 0.6", "dram-utilization: -0.6"), "schema-wrong-type", MASTER, 58
     ),
     "utilization-zero": case(
-        *master("dram-utilization: 0.6", "dram-utilization: 0"), "master-bad-utilization", MASTER, 58
+        *master("dram-utilization: 0.6", "dram-utilization: 0"), "schema-wrong-type", MASTER, 58
     ),
     "utilization-above-one": case(
-        *master("dram-utilization: 0.6", "dram-utilization: 60"), "master-bad-utilization", MASTER, 58
+        *master("dram-utilization: 0.6", "dram-utilization: 60"), "schema-wrong-type", MASTER, 58
     ),
     "utilization-nan": case(
-        *master("dram-utilization: 0.6", "dram-utilization: .nan"), "master-bad-utilization", MASTER, 58
+        *master("dram-utilization: 0.6", "dram-utilization: .nan"), "schema-wrong-type", MASTER, 58
     ),
     "utilization-string": case(
-        *master("dram-utilization: 0.6", "dram-utilization: lots"), "master-wrong-type", MASTER, 58
+        *master("dram-utilization: 0.6", "dram-utilization: lots"), "schema-wrong-type", MASTER, 58
     ),
     "utilization-list": case(
-        *master("dram-utilization: 0.6", "dram-utilization: [0.6]"), "master-wrong-type", MASTER, 58
+        *master("dram-utilization: 0.6", "dram-utilization: [0.6]"), "schema-wrong-type", MASTER, 58
     ),
     "scenarios-as-list": case(
         *master(SCENARIOS, SCENARIOS.replace("    agentic-coding:\n  ", "  - agentic-coding:\n  ")),
@@ -161,7 +157,7 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         *master(
             SCENARIOS, SCENARIOS.replace("agentic-coding:\n", "agentic-coding: all\n    fixed-seq-len:\n")
         ),
-        "master-scenario-not-list",
+        "schema-wrong-type",
         MASTER,
         53,
     ),
@@ -170,37 +166,37 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
     ),
     "point-as-string": case(
         *master(GROUP_06 + POINT_60, GROUP_06 + "      - hello\n" + POINT_60),
-        "master-point-not-mapping",
+        "schema-wrong-type",
         MASTER,
         60,
     ),
     "group-as-string": case(
-        *master(GROUP_06, "    - just a string\n" + GROUP_06), "master-group-not-mapping", MASTER, 58
+        *master(GROUP_06, "    - just a string\n" + GROUP_06), "schema-wrong-type", MASTER, 58
     ),
     "entry-as-list": case(
         *master(f"{KEY}:\n  image:", f"{KEY}:\n- image:"), "master-entry-not-mapping", MASTER, 44
     ),
     "image-as-list": case(
         *master(IMAGE, IMAGE.replace(": ", ": [") + "]"),
-        "master-wrong-type",
+        "schema-wrong-type",
         MASTER,
         45,
     ),
-    "runner-as-number": case(*master(RUNNER, "  runner: 42\n"), "master-wrong-type", MASTER, 48),
+    "runner-as-number": case(*master(RUNNER, "  runner: 42\n"), "schema-wrong-type", MASTER, 48),
     "multinode-as-string": case(
         *master("  multinode: false\n" + SCENARIOS, "  multinode: 'no'\n" + SCENARIOS),
-        "master-wrong-type",
+        "schema-wrong-type",
         MASTER,
         51,
     ),
     "spec-decoding-list": case(
-        *on_point("spec-decoding: mtp", "spec-decoding: [mtp]"), "master-wrong-type", MASTER, 56
+        *on_point("spec-decoding: mtp", "spec-decoding: [mtp]"), "schema-wrong-type", MASTER, 56
     ),
     "kv-offloading-number": case(
-        *on_point("kv-offloading: none", "kv-offloading: 1"), "master-wrong-type", MASTER, 56
+        *on_point("kv-offloading: none", "kv-offloading: 1"), "schema-wrong-type", MASTER, 56
     ),
     "srt-recipe-number": case(
-        *on_point(f"srt-recipe: {RECIPE}", "srt-recipe: 42"), "master-wrong-type", MASTER, 56
+        *on_point(f"srt-recipe: {RECIPE}", "srt-recipe: 42"), "schema-wrong-type", MASTER, 56
     ),
     "srt-recipe-outside-repo": case(
         {MASTER: point(f"srt-recipe: {RECIPE}", "srt-recipe: ../../../../etc/passwd")},

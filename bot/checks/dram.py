@@ -10,6 +10,7 @@ from typing import Any
 from bot.checks.context import CheckContext
 from bot.diff import KeyChange, Run
 from bot.findings import Finding, Severity, finding, from_problem
+from bot.model import schema
 from bot.model.dram import Budget, budget
 from bot.model.recipe import Variant
 from bot.model.runners import Hardware, lookup, shape_problem
@@ -204,6 +205,19 @@ def _key_findings(ctx: CheckContext, change: KeyChange) -> list[Finding]:
                     "dram-no-utilization",
                     **point.where,
                     concurrency=run.concurrency,
+                )
+            )
+        elif point.multinode and (
+            tiling := schema.worker_tiling(point.gpus_per_worker, hardware.gpus_per_node)
+        ):
+            out.append(
+                finding(
+                    CHECK,
+                    Severity.BLOCKING,
+                    tiling,
+                    **point.where,
+                    gpus=point.gpus_per_worker,
+                    gpus_per_node=hardware.gpus_per_node,
                 )
             )
         elif gpus > hardware.gpus_per_node:

@@ -20,23 +20,12 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.model import wildcard
+from bot.model import schema, wildcard
 from bot.model.problems import Problem, from_yaml
 from bot.sources.snapshot import Oversized
 from bot.yamlsafe import MAX_BYTES, LineDict, LineList, YamlProblem, decode, load
 
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
-KNOWN_FIELDS = (
-    "config-keys",
-    "description",
-    "pr-link",
-    "scenario-type",
-    "evals-only",
-    "all-evals",
-    "append-only",
-    "eval-min-prefill-ep",
-)
-EVAL_FIELDS = ("evals-only", "all-evals", "eval-min-prefill-ep")
 ENTRY_START = b"- config-keys:"
 _ENTRY_LINE = re.compile(rb"^- config-keys:[^\n]*\n", re.MULTILINE)
 # The last character of a line, when it is a space or a tab: one match per such line, found in
@@ -168,56 +157,6 @@ def _as_bool(value: Any) -> bool | None:
     return True if word in _TRUE else False if word in _FALSE else None
 
 
-def _is_strings(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
-
-
-def schema_problems(entry: Entry, path: str) -> list[Problem]:
-    """What the gate's entry schema refuses: missing or mistyped fields, unknown fields, and an
-    append-only entry that also asks for evals."""
-    raw = entry.raw
-    if not isinstance(raw, dict):
-        return [Problem("changelog-entry-not-mapping", path, entry.line, {"index": entry.index + 1})]
-    out: list[Problem] = []
-
-    def bad(name: str, expected: str) -> None:
-        params = {"field": name, "expected": expected, "index": entry.index + 1}
-        out.append(Problem("changelog-field-invalid", path, entry.field_line(name), params))
-
-    for name in ("config-keys", "description"):
-        if not _is_strings(raw.get(name)):
-            bad(name, "list")
-    if not isinstance(raw.get("pr-link"), str):
-        bad("pr-link", "url")
-    scenarios = raw.get("scenario-type")
-    if scenarios is not None and not (
-        isinstance(scenarios, list) and scenarios and all(s in SCENARIO_TYPES for s in scenarios)
-    ):
-        bad("scenario-type", "scenarios")
-    for name in ("evals-only", "all-evals", "append-only"):
-        if name in raw and _as_bool(raw[name]) is None:
-            bad(name, "bool")
-    ep = raw.get("eval-min-prefill-ep")
-    if ep is not None and (isinstance(ep, bool) or not isinstance(ep, int) or ep < 1):
-        bad("eval-min-prefill-ep", "positive")
-    for name in raw:
-        if name not in KNOWN_FIELDS:
-            out.append(
-                Problem(
-                    "changelog-unknown-field",
-                    path,
-                    entry.field_line(name),
-                    {"field": str(name), "index": entry.index + 1},
-                )
-            )
-    if entry.flag("append-only"):
-        for name in EVAL_FIELDS:
-            if name in raw and (raw[name] is not None if name == "eval-min-prefill-ep" else entry.flag(name)):
-                params = {"field": name, "index": entry.index + 1}
-                out.append(Problem("changelog-append-only-evals", path, entry.field_line(name), params))
-    return out
-
-
 def _line_at(data: bytes, position: int, first_line: int = 1) -> int:
     return first_line + data.count(b"\n", 0, position)
 
@@ -252,7 +191,7 @@ def _read(path: str, data: bytes, first_line: int, first_index: int) -> tuple[li
             Problem("changelog-entry-count", path, first_line, {"lines": starts, "entries": len(entries)})
         )
     for entry in entries:
-        problems += schema_problems(entry, path)
+        problems += schema.changelog_entry(entry.raw, path, entry.line, entry.index)
     return entries, problems
 
 

@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any, NamedTuple
 
+from bot.model import schema
 from bot.model.layout import Layout
 from bot.model.problems import Problem, from_yaml
 from bot.yamlsafe import LineDict, LineList, YamlProblem, decode, load
@@ -358,9 +359,8 @@ def build_entry(key: str, raw: Any, file: str, line: int | None, layout: Layout)
             built = _build_point(reader, point, point_line, where, index, multinode, recipe_dir)
             if built is not None:
                 points.append(built)
-    return ConfigEntry(
-        key, file, line, image, runner, framework, multinode, tuple(points), raw, tuple(reader.problems)
-    )
+    problems = tuple(schema.with_entry_problems(reader.problems, key, raw, file, line))
+    return ConfigEntry(key, file, line, image, runner, framework, multinode, tuple(points), raw, problems)
 
 
 def _utilization(reader: _EntryReader, group: dict, line: int | None) -> Decimal | None:
