@@ -209,6 +209,17 @@ DRAFTED = (
 )
 
 
+def drop_the_entry(example: ExampleRepo) -> bytes:
+    """Commit the base's changelog over the head's (the PR without its entry); the base's bytes."""
+    base_log = subprocess.run(
+        ["git", "-C", str(example.path), "show", f"{example.base}:{CHANGELOG}"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    commit(example.path, {CHANGELOG: base_log.decode()}, "drop the changelog entry")
+    return base_log
+
+
 def appended(before: bytes, after: bytes) -> dict:
     """The one entry appended after `before` (its exact prefix, then one empty line)."""
     assert after.startswith(before + b"\n- config-keys:\n")
@@ -230,12 +241,7 @@ def assert_drafted(entry: dict, keys: list[str], link: str) -> None:
 def test_a_changed_key_without_an_entry_gets_one_appended(
     example: ExampleRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    base_log = subprocess.run(
-        ["git", "-C", str(example.path), "show", f"{example.base}:{CHANGELOG}"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    commit(example.path, {CHANGELOG: base_log.decode()}, "drop the changelog entry")
+    base_log = drop_the_entry(example)
     assert "changelog-missing" in ids(review(example, pr_number=2290, pr_url=PR_URL), Severity.BLOCKING)
 
     code, out, _ = fix(example, capsys, *PR)
@@ -472,12 +478,7 @@ def test_the_review_comment_offers_the_entry_prbot_fix_would_append(
     finding (in each language), and `prbot fix` appends the same entry."""
     from bot.output.render import render_comment
 
-    base_log = subprocess.run(
-        ["git", "-C", str(example.path), "show", f"{example.base}:{CHANGELOG}"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    commit(example.path, {CHANGELOG: base_log.decode()}, "drop the changelog entry")
+    base_log = drop_the_entry(example)
     report, _, _ = run_local(example.request(head="HEAD"))
     comment = render_comment(report)
     english, chinese = comment.split("<details><summary>中文</summary>")

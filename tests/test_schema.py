@@ -709,27 +709,8 @@ def test_changelog_entry_accepted(extra: str) -> None:
     assert schema.changelog_entry(data[0], CHANGELOG, 1, 0) == []
 
 
-TP6_KEY = """
-dsv4-fp4-mi355x-sglang-disagg-agentic:
-  image: lmsysorg/sglang-rocm:v0.5.15
-  model: deepseek-ai/DeepSeek-V4-Pro
-  model-prefix: dsv4
-  runner: cluster:mi355x-amds
-  precision: fp4
-  framework: sglang-disagg
-  multinode: true
-  disagg: true
-  kv-p2p-transfer: mori
-  scenarios:
-    agentic-coding:
-    - dram-utilization: 0.6
-      search-space:
-      - conc-list: [32]
-        kv-offloading: dram
-        kv-offload-backend: {name: hicache}
-        prefill: {num-worker: 1, tp: 6, ep: 1, dp-attn: false}
-        decode: {num-worker: 1, tp: 8, ep: 1, dp-attn: false}
-"""
+# The agentic multinode key above with a prefill worker of TP6: it does not divide an 8-GPU node.
+TP6_KEY = "\n" + MULTI_AGENTIC.replace("prefill: {num-worker: 1, tp: 8", "prefill: {num-worker: 1, tp: 6")
 
 
 @pytest.mark.parametrize(
