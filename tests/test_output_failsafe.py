@@ -270,3 +270,18 @@ def test_a_report_that_cannot_be_written_is_still_an_error_report(monkeypatch: p
         "changes": {},
         "sweep_plan": {},
     }
+
+
+def test_a_huge_integer_beside_a_wrong_item_is_quoted_shortened(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `conc-list` that is wrong for another reason (a list as an item) that holds a huge
+    integer: quoting the wrong value in the finding must not raise (the review used to end with
+    exit 2 and no finding); it blocks, the value quoted by its hex digits."""
+    conc = replace(CONC_LIST, f"conc-list: [1, [{HEX}]], spec-decoding")
+    head = commit(example.path, {MASTER: conc}, "a string and a huge integer in conc-list")
+    code, out, err = _cli(capsys, example, head, "--format", "json")
+    assert code == 1 and "Traceback" not in err
+    report = json.loads(out)
+    wrong = [f for f in report["findings"] if f["severity"] == "blocking" and f["file"] == MASTER]
+    assert any("0xffffffff" in f["message_en"] for f in wrong), [f["message_en"] for f in wrong]

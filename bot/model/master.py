@@ -198,7 +198,7 @@ class _EntryReader:
                 "master-wrong-type",
                 _line_of(mapping, name) or line,
                 field=name,
-                value=repr(value)[:80],
+                value=schema.shown(value),
                 expected="/".join(k.__name__ for k in _kinds(kind)),
             )
             return default
@@ -218,7 +218,7 @@ class _EntryReader:
                 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)
             ):
                 self.problem(
-                    "master-bad-conc-list", _line_of(point, "conc-list") or line, value=repr(values)[:80]
+                    "master-bad-conc-list", _line_of(point, "conc-list") or line, value=schema.shown(values)
                 )
                 return ()
             return tuple(values[:MAX_CONCURRENCIES])
@@ -370,14 +370,14 @@ def _utilization(reader: _EntryReader, group: dict, line: int | None) -> Decimal
     where = _line_of(group, "dram-utilization") or line
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         reader.problem(
-            "master-wrong-type", where, field="dram-utilization", value=repr(value)[:80], expected="number"
+            "master-wrong-type", where, field="dram-utilization", value=schema.shown(value), expected="number"
         )
         return None
     try:
         number = Decimal(str(value))
     except InvalidOperation:
         reader.problem(
-            "master-wrong-type", where, field="dram-utilization", value=repr(value)[:80], expected="number"
+            "master-wrong-type", where, field="dram-utilization", value=schema.shown(value), expected="number"
         )
         return None
     if not number.is_finite() or not (0 < number <= 1):

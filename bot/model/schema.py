@@ -254,13 +254,30 @@ class Report:
         self.places |= {(line, field_name), (at or line, field_name)}
 
 
-_REPR = reprlib.Repr()  # attributes, not keywords: Python 3.11 has no keywords here
+class _Repr(reprlib.Repr):
+    """reprlib's bounded repr, which also quotes an integer too long for Python's decimal
+    conversion (over 4,300 digits) instead of raising: by its first and last hex digits."""
+
+    # The loader's line-aware list and mapping are quoted item by item, as list and dict are
+    # (reprlib looks its methods up by type name).
+    repr_LineList = reprlib.Repr.repr_list
+    repr_LineDict = reprlib.Repr.repr_dict
+
+    def repr_int(self, x: int, level: int) -> str:
+        try:
+            return super().repr_int(x, level)
+        except ValueError:
+            digits = hex(x)
+            return f"{digits[:10]}…{digits[-4:]}"
+
+
+_REPR = _Repr()  # attributes, not keywords: Python 3.11 has no keywords here
 _REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 3
 _REPR.maxstring = _REPR.maxother = _VALUE_SHOWN
 
 
-def _shown(value: Any) -> str:
-    """A short quote of a value; a huge one is never rendered whole."""
+def shown(value: Any) -> str:
+    """A short quote of a value; a huge one is never rendered whole, a huge integer never raises."""
     text = _REPR.repr(value)
     return text if len(text) <= _VALUE_SHOWN else text[: _VALUE_SHOWN - 1] + "…"
 
@@ -302,11 +319,11 @@ def _field(node: Node, name: str, spec: Spec, report: Report) -> None:
             node.children[name] = walk(kind, raw, where, line, report)
             node.parsed[name] = raw
         else:
-            report.add("schema-wrong-type", line, name, node.where, value=_shown(raw), expected="mapping")
+            report.add("schema-wrong-type", line, name, node.where, value=shown(raw), expected="mapping")
         return
     if isinstance(kind, ListOf):
         if not isinstance(raw, list):
-            report.add("schema-wrong-type", line, name, node.where, value=_shown(raw), expected="list")
+            report.add("schema-wrong-type", line, name, node.where, value=shown(raw), expected="list")
             return
         items = []
         for index, item in enumerate(raw):
@@ -316,7 +333,7 @@ def _field(node: Node, name: str, spec: Spec, report: Report) -> None:
                 items.append(walk(kind.shape, item, item_where, item_line, report))
             else:
                 report.add(
-                    "schema-wrong-type", item_line, name, item_where, value=_shown(item), expected="mapping"
+                    "schema-wrong-type", item_line, name, item_where, value=shown(item), expected="mapping"
                 )
         node.children[name] = items
         node.parsed[name] = raw
@@ -324,7 +341,7 @@ def _field(node: Node, name: str, spec: Spec, report: Report) -> None:
     parsed = kind.accepts(raw)
     if parsed is _NO:
         message = spec.message or "schema-wrong-type"
-        report.add(message, line, name, node.where, value=_shown(raw), expected=kind.name)
+        report.add(message, line, name, node.where, value=shown(raw), expected=kind.name)
         return
     node.parsed[name] = parsed
 
@@ -667,7 +684,7 @@ def runners(raw: Any, file: str) -> list[Problem]:
     layout) records have a positive `gpus-per-node`."""
     report = Report(file, {"key": None})
     if not isinstance(raw, dict):
-        report.add("schema-wrong-type", 1, "runners.yaml", "", value=_shown(raw), expected="mapping")
+        report.add("schema-wrong-type", 1, "runners.yaml", "", value=shown(raw), expected="mapping")
         return report.problems
     node = Node(raw, "", 1)
     for name in raw:
@@ -681,14 +698,14 @@ def runners(raw: Any, file: str) -> list[Problem]:
         for label, machines in labels.items():
             if not (isinstance(machines, list) and machines and all(isinstance(m, str) for m in machines)):
                 line = labels.line_of(label) if isinstance(labels, LineDict) else None
-                report.add("schema-runner-label-list", line, str(label), "labels", value=_shown(machines))
+                report.add("schema-runner-label-list", line, str(label), "labels", value=shown(machines))
     for table, shape in (("hardware", HARDWARE), ("clusters", CLUSTER)):
         records = raw.get(table)
         if table not in raw:
             continue
         if not isinstance(records, dict):
             line = node.line_of(table)
-            report.add("schema-wrong-type", line, table, "", value=_shown(records), expected="mapping")
+            report.add("schema-wrong-type", line, table, "", value=shown(records), expected="mapping")
             continue
         for name, record in records.items():
             line = (records.line_of(name) if isinstance(records, LineDict) else None) or node.line_of(table)
@@ -697,7 +714,7 @@ def runners(raw: Any, file: str) -> list[Problem]:
                 walk(shape, record, where, line, report)
             else:
                 report.add(
-                    "schema-wrong-type", line, str(name), table, value=_shown(record), expected="mapping"
+                    "schema-wrong-type", line, str(name), table, value=shown(record), expected="mapping"
                 )
     return report.problems
 
