@@ -273,3 +273,14 @@ def test_the_master_configs_read_are_a_setting(example: ExampleRepo) -> None:
     report = _review(example.path, base, head)
     assert {r["concurrency"]: r["status"] for r in report.changes["kimik3-extra"]["runs"]}[72] == "removed"
     assert not _found(report, "master-not-read")
+
+
+def test_values_are_compared_by_type_whatever_their_size() -> None:
+    """`same` tells `true`, `1` and `1.0` apart, and compares integers too long for Python's
+    decimal text (over 4,300 digits) instead of raising."""
+    from bot.model.runs import same
+
+    huge = 16**3600 - 1
+    assert same(huge, 16**3600 - 1) and same({"a": [huge]}, {"a": [16**3600 - 1]})
+    assert not same(huge, huge - 1) and not same([huge], [huge + 1])
+    assert not same(True, 1) and not same(1, 1.0) and not same("1", 1)

@@ -40,8 +40,12 @@ def same(a: Any, b: Any) -> bool:
     if a != b:
         return False
     # Equal to Python: the same also by type when written the same (`repr` tells `True`, `1` and
-    # `1.0` apart); else walk, as mappings may list the same keys in another order.
-    return repr(a) == repr(b) or _strict(a, b)
+    # `1.0` apart); else walk, as mappings may list the same keys in another order, or as `repr`
+    # refuses an integer of over 4,300 digits.
+    try:
+        return repr(a) == repr(b) or _strict(a, b)
+    except ValueError:
+        return _strict(a, b)
 
 
 def _strict(a: Any, b: Any) -> bool:
