@@ -38,6 +38,7 @@ from bot.model.runs import (
 from bot.model.selection import MAX_RUN_CHOICES, choices
 from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot, is_plain_path
+from bot.yamlsafe import frozen
 
 __all__ = ["KeyChange", "ReviewDiff", "Run", "compute", "image_uses", "run_ident"]
 
@@ -371,16 +372,7 @@ def _same_run(run: Run) -> tuple[Any, ...]:
     fields = (
         {k: v for k, v in point.items() if k not in CONCURRENCY_FIELDS} if isinstance(point, dict) else point
     )
-    return (*run.ident, _frozen(fields))
-
-
-def _frozen(value: Any) -> Any:
-    """A parsed value as something hashable, types kept apart (`True`, `1` and `1.0` differ)."""
-    if isinstance(value, dict):
-        return ("map", tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
-    if isinstance(value, list):
-        return ("seq", tuple(_frozen(v) for v in value))
-    return (type(value).__name__, repr(value))
+    return (*run.ident, frozen(fields))
 
 
 def _duplicate(change: KeyChange, run: Run) -> Problem:

@@ -94,6 +94,19 @@ class LineList(list):
         return self.lines[index] if 0 <= index < len(self.lines) else None
 
 
+def frozen(value: Any) -> Any:
+    """A loaded value as something hashable, equal exactly when the values are equal by value and
+    type (`True`, `1` and `1.0` differ; mappings in any order). Never an integer's decimal text,
+    which Python refuses past 4,300 digits."""
+    if isinstance(value, dict):
+        return ("map", frozenset((frozen(k), frozen(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("seq", tuple(frozen(v) for v in value))
+    if isinstance(value, float):
+        return ("float", value.hex())  # tells 0.0 from -0.0, and nan equals nan
+    return (type(value).__name__, value)
+
+
 class Duplicate(NamedTuple):
     """A mapping key written twice in the same mapping."""
 

@@ -284,3 +284,21 @@ def test_values_are_compared_by_type_whatever_their_size() -> None:
     assert same(huge, 16**3600 - 1) and same({"a": [huge]}, {"a": [16**3600 - 1]})
     assert not same(huge, huge - 1) and not same([huge], [huge + 1])
     assert not same(True, 1) and not same(1, 1.0) and not same("1", 1)
+
+
+def test_a_huge_integer_in_a_multinode_worker_is_an_identity_not_a_crash() -> None:
+    """A worker's settings identify a multinode run; building that identity never asks Python for
+    an integer's decimal text (the whole review used to end there, with no finding)."""
+    from bot.model.layout import Layout
+    from bot.model.master import build_entry
+
+    def entry(ep: int):
+        worker = {"num-worker": 1, "tp": 8, "ep": ep}
+        point = {"conc-list": [1], "prefill": worker, "decode": {"num-worker": 1, "tp": 8}}
+        group = {"isl": 1024, "osl": 1024, "search-space": [point]}
+        raw = {"image": "i", "runner": "r", "multinode": True, "scenarios": {"fixed-seq-len": [group]}}
+        return build_entry("k", raw, "configs/amd-master.yaml", 1, Layout(""))
+
+    huge = 16**3600 - 1
+    [same], [also], [other] = entry(huge).points, entry(16**3600 - 1).points, entry(huge - 1).points
+    assert same.topology == also.topology and same.topology != other.topology

@@ -199,3 +199,16 @@ def test_a_base_60_integer_is_read_up_to_the_length_python_reads_a_decimal_one()
             load(text)
         assert (caught.value.kind, caught.value.line) == ("syntax", 1)
         assert "is not a valid int" in caught.value.detail
+
+
+def test_frozen_values_keep_types_apart_whatever_their_size() -> None:
+    """One hashable identity of a loaded value for every comparison of runs and rows: types kept
+    apart, mappings in any order, and integers too long for Python's decimal text (over 4,300
+    digits: a run's worker field could hold one) compared instead of raising."""
+    from bot.yamlsafe import frozen
+
+    huge = 16**3600 - 1
+    assert frozen({"tp": 8, "ep": huge}) == frozen({"ep": 16**3600 - 1, "tp": 8})
+    assert frozen([huge]) != frozen([huge - 1])
+    assert len({frozen(True), frozen(1), frozen(1.0), frozen("1"), frozen(-0.0), frozen(0.0)}) == 6
+    assert frozen({1: "a"}) != frozen({"1": "a"})

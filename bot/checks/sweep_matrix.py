@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import Any, NamedTuple
 
 from bot.model.master import ConfigEntry, Point
+from bot.yamlsafe import frozen
 
 EVAL_ISL_OSL = (8192, 1024)  # evals run at 8k1k only
 MIN_EVAL_CONC = 16  # fixed-seq-len and multinode evals ignore lower concurrencies
@@ -36,7 +37,7 @@ class Row(NamedTuple):
         including the point's KV-offload backend (two backends are two parallelism configs)."""
         point = self.point
         backend = point.raw.get("kv-offload-backend") if isinstance(point.raw, dict) else None
-        return (self.key, point.topology, point.recipe, point.selector, point.utilization, repr(backend))
+        return (self.key, point.topology, point.recipe, point.selector, point.utilization, frozen(backend))
 
     def field(self, name: str) -> Any:
         raw = self.entry.raw

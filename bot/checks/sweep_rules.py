@@ -12,6 +12,7 @@ from bot.checks.context import CheckContext
 from bot.diff import ReviewDiff, run_ident
 from bot.model.changelog import SCENARIO_TYPES, Entry, pattern_matches
 from bot.model.master import ConfigEntry
+from bot.yamlsafe import frozen
 
 SKIP_MARKER = "[skip-sweep]"
 
@@ -89,14 +90,6 @@ def _scenarios(raw: Any) -> dict[Any, Any]:
     return scenarios if isinstance(scenarios, dict) else {}
 
 
-def _frozen(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((repr(k), _frozen(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
-    return repr(value)
-
-
 def generated(entry: ConfigEntry | None, scenarios: set[str]) -> dict[tuple[Any, ...], Any]:
     """The runs the generator makes of a key in some scenario types, each with everything its
     generated row holds: the key's own fields and the point's, merged (so moving a field from the
@@ -109,7 +102,7 @@ def generated(entry: ConfigEntry | None, scenarios: set[str]) -> dict[tuple[Any,
         if point.scenario not in scenarios:
             continue
         fields = {**(top if isinstance(top, dict) else {}), **_point_row(point.raw)}
-        row = (_frozen(fields), point.utilization, point.recipe, point.selector)
+        row = (frozen(fields), point.utilization, point.recipe, point.selector)
         for conc in point.concurrencies:
             rows.setdefault(run_ident(point, conc), row)
     return rows

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from bot.model import schema
 from bot.model.layout import Layout
 from bot.model.problems import Problem, from_yaml
-from bot.yamlsafe import LineDict, LineList, YamlProblem, decode, load
+from bot.yamlsafe import LineDict, LineList, YamlProblem, decode, frozen, load
 
 MAX_CONCURRENCIES = 4096
 #: The largest concurrency a point may name (InferenceX's configs go up to 8,192); beyond it (a
@@ -467,6 +467,5 @@ def _workers_signature(raw: Any) -> tuple[Any, ...] | None:
     for role in ("worker", "prefill", "decode"):
         worker = raw.get(role)
         if isinstance(worker, dict):
-            settings = [(str(k), repr(v)) for k, v in worker.items() if k != "additional-settings"]
-            parts.append(tuple(sorted(settings)))
+            parts.append(frozen({k: v for k, v in worker.items() if k != "additional-settings"}))
     return tuple(parts)
