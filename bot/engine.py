@@ -23,6 +23,7 @@ from bot.checks import (
 from bot.checks.context import CheckContext
 from bot.diff import ReviewDiff, compute, image_uses
 from bot.findings import CHECK_IDS, Finding, Severity, finding
+from bot.model.changelog import LastLine
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings
@@ -120,7 +121,9 @@ class _Progress:
             for check_id in CHECK_IDS
             if check_id not in self.finished
         ]
-        return Report(self.findings + late, *_tables(self.diff) if self.diff else ())
+        if self.diff is None:
+            return Report(self.findings + late)
+        return Report(self.findings + late, *_tables(self.diff), changelog_end=_changelog_end(self.diff))
 
 
 def _tables(diff: ReviewDiff, ctx: CheckContext | None = None) -> tuple[dict, dict, dict, dict]:
@@ -136,6 +139,11 @@ def _tables(diff: ReviewDiff, ctx: CheckContext | None = None) -> tuple[dict, di
         except Exception:
             plans.append({})
     return published, plans[0], aspects, plans[1]
+
+
+def _changelog_end(diff: ReviewDiff) -> LastLine | None:
+    """The head changelog's last line, when the PR changed the changelog and an entry can follow it."""
+    return diff.changelog.last_line(diff.layout.changelog) if diff.changelog is not None else None
 
 
 def _digest(diff: ReviewDiff, resolve: Resolve | None, offline_reason: str) -> list[Finding]:
@@ -198,4 +206,4 @@ def _review(
             progress.add(check_id, ctx.no_masters(check_id))
         else:
             progress.add(check_id, _run_check(check_id, run, ctx))
-    return Report(progress.findings, *_tables(diff, ctx))
+    return Report(progress.findings, *_tables(diff, ctx), changelog_end=_changelog_end(diff))

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.findings import CHECK_IDS, Finding, Severity
+from bot.model.changelog import LastLine
 
 SEVERITY_ORDER = list(Severity)
 EXIT_CLEAN, EXIT_BLOCKING, EXIT_ERROR = 0, 1, 2
@@ -21,6 +22,9 @@ class Report:
     changed_keys: dict[str, list[str]] = field(default_factory=dict)
     # Per changed key, what each run serves at base and at head (bot.checks.changes).
     changes: dict[str, Any] = field(default_factory=dict)
+    # The head changelog's last line, where an appended entry goes, when the PR changed the
+    # changelog (the inline review suggests the drafted entry there); not in the JSON report.
+    changelog_end: LastLine | None = None
 
     def __post_init__(self) -> None:
         self.findings.sort(key=lambda f: (SEVERITY_ORDER.index(f.severity), CHECK_IDS.index(f.check)))

@@ -3,6 +3,7 @@ bounded whatever the PR, and never a crash on odd report data."""
 
 from __future__ import annotations
 
+from bot.findings import Severity, finding
 from bot.output import changelog_draft as draft
 
 
@@ -63,3 +64,16 @@ def test_odd_report_data_drafts_nothing_rather_than_crash() -> None:
     }
     assert draft.description(["k", "absent"], odd) == []
     assert draft.scenarios(["k"], odd) == [] and draft.entry_text(["k"], odd, "XXX") is None
+
+
+def test_the_drafted_entry_names_each_uncovered_key_once_in_order_of_first_mention() -> None:
+    """One function collects the keys for the review comment, the inline suggestion and `prbot fix`."""
+    findings = [
+        finding("changelog", Severity.BLOCKING, "changelog-recipe-key-not-covered", key="b"),
+        finding("changelog", Severity.BLOCKING, "changelog-unknown-key", key="x", gate="pr"),
+        finding("changelog", Severity.BLOCKING, "changelog-missing", keys=["a", "b", 7]),
+        finding("changelog", Severity.BLOCKING, "changelog-key-not-covered", key="c"),
+        finding("changelog", Severity.BLOCKING, "changelog-key-not-covered", key="a"),
+    ]
+    assert draft.drafted_keys(findings) == ["b", "a", "c"]
+    assert draft.drafted_keys(findings[1:2]) == []

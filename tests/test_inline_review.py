@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CHANGELOG, MASTER, RECIPE, commit, replace
+import yaml
+from conftest import CHANGELOG, MASTER, RECIPE, commit, replace, shared_or_skip
 from github_fake import EventFiles, FakeGitHub, ReviewComment, action_env, comment_event, pull_event
 
 from bot.example import ExampleRepo
 from bot.findings import Severity, finding
 from bot.github_action.outputs import annotations
-from bot.github_action.review import REVIEW_MARKER
+from bot.github_action.review import REVIEW_MARKER, draft_comment, wanted_comments
 from bot.github_action.run import run_action
+from bot.model.changelog import compare
+from bot.output import changelog_draft as draft
 from bot.report import Report
 from bot.sources.github import ClientOptions, touched_lines
 
@@ -380,3 +384,214 @@ def test_reviews_of_other_accounts_are_never_edited(example, served) -> None:
     action.push(example, {RECIPE: replace("TOTAL_CPU_DRAM_GB: '1800'", "TOTAL_CPU_DRAM_GB: '1799'")}, "fix")
     action.run()
     assert quoting.body == REVIEW_MARKER + "\nprbot: 1 blocking issue (quoted)"
+
+
+# ---------------------------------------------------------------- the drafted changelog entry (#26)
+
+#: A key of the example's master config whose runs the PR now changes (a new C256 point) while the
+#: PR's changelog entry names only kimik3's key.
+QWEN = "qwen3.5-fp8-mi355x-sglang"
+MORE_QWEN = {MASTER: replace("conc-end: 128", "conc-end: 256")}
+LAST_LINE = 73  # the example's changelog ends with the entry the PR appends: `  pr-link: XXX`
+WEB_PULL = "https://github.com/SemiAnalysisAI/InferenceX/pull"
+_NEW_RUN = {
+    "concurrency": 256,
+    "topology": {"scenario": "fixed-seq-len", "isl": 1024, "osl": 1024, "tp": 4},
+    "status": "added",
+    "settings": [],
+}
+
+
+def _suggestion(body: str) -> str:
+    """The text of a comment's `suggestion` block (fenced by three or more backticks)."""
+    [found] = re.findall(r"^(`{3,})suggestion\n(.*)\n\1$", body, re.DOTALL | re.MULTILINE)
+    return found[1]
+
+
+def _committed(text: str, line: int, suggestion: str) -> str:
+    """`text` once the suggestion on `line` is committed: GitHub replaces that line's content with
+    the block's and keeps the line's own newline."""
+    lines = text.split("\n")
+    lines[line - 1] = suggestion
+    return "\n".join(lines)
+
+
+def test_a_key_no_entry_names_gets_the_drafted_entry_as_a_suggestion_on_the_changelogs_last_line(
+    example, served
+) -> None:
+    fake, action = served
+    this_pr = fake.pull_payload(fake.pulls[PR])["html_url"]
+    head = action.push(example, MORE_QWEN, "qwen3.5: add C256")
+    code, log, _ = action.run()
+    assert code == 1
+    [comment] = ours(fake)  # the master config's key line is not in the diff: this is the only one
+    assert (comment.path, comment.line, comment.commit) == (CHANGELOG, LAST_LINE, head)
+    english, chinese = comment.body.removeprefix(REVIEW_MARKER + "\n").split("\n\n")[:2]
+    assert english.startswith(f"**prbot changelog** — No new changelog entry names `{QWEN}`")
+    assert "The suggestion below appends an entry drafted from what changed" in english
+    assert chinese.startswith(f"**prbot changelog** —— 没有任何新 changelog 条目列出 `{QWEN}`")
+    assert _suggestion(comment.body) == "\n".join(
+        [
+            "  pr-link: XXX",  # the last line, as it is at the head
+            "",  # one empty line between entries, as InferenceX writes them
+            "- config-keys:",
+            f"    - {QWEN}",
+            "  scenario-type:",
+            "    - fixed-seq-len",
+            "  description:",
+            '    - "Add C256 (new point)."',
+            '    - "新增 C256（新的点）。"',
+            f"  pr-link: {this_pr}",  # the pull request's own URL, not the placeholder
+        ]
+    )
+    [review] = fake.calls("POST", r"/pulls/7/reviews$")
+    assert "with a suggested change that can be committed from the comment" in review.body["body"]
+    [sticky] = [c for c in fake.comments_on(PR) if c.login == fake.bot_login]
+    assert "An entry drafted from what changed" in sticky.body  # the review comment still shows it
+    assert "Inline review posted on" in log and "1 comment on changed lines" in log
+
+
+def test_committing_the_drafted_entry_gives_a_changelog_the_review_accepts(example, served) -> None:
+    fake, action = served
+    action.push(example, MORE_QWEN, "qwen3.5: add C256")
+    action.run()
+    [comment] = ours(fake)
+    text = (example.path / CHANGELOG).read_text(encoding="utf-8")
+    fixed = _committed(text, comment.line, _suggestion(comment.body))
+    assert fixed.startswith(text) and fixed.endswith(f"/pull/{PR}\n")  # appended, and only that
+    entries = yaml.safe_load(fixed)
+    assert entries[-1]["config-keys"] == [QWEN] and entries[-2]["pr-link"] == "XXX"
+    action.push(example, {CHANGELOG: fixed}, "Apply suggestions from code review")
+    code, log, _ = action.run()
+    assert code == 0  # no changelog finding left, nor any other blocking one
+    assert ours(fake) == []  # the suggestion's comment is gone with its finding
+    assert "Deleted 1 outdated inline review comment of the bot" in log
+    [sticky] = [c for c in fake.comments_on(PR) if c.login == fake.bot_login]
+    assert "not-covered" not in sticky.body and "no new changelog entry names it" not in sticky.body
+
+
+def test_the_drafted_entrys_comment_is_stable_on_the_same_head(example, served) -> None:
+    fake, action = served
+    action.push(example, MORE_QWEN, "qwen3.5: add C256")
+    action.run()
+    [first] = ours(fake)
+    request = fake.add_comment(PR, "/review", "maintainer", association="MEMBER")
+    code, log, _ = action.run(comment_event(fake, request))
+    assert code == 1
+    assert [(c.id, c.body) for c in ours(fake)] == [(first.id, first.body)]
+    assert len(fake.calls("POST", r"/pulls/7/reviews$")) == 1 and not fake.calls("DELETE", r"/comments/")
+    assert "Inline review already up to date" in log
+
+
+def test_no_drafted_entry_is_suggested_when_the_pr_leaves_the_changelog_alone(example, served) -> None:
+    """`changelog-missing`: the sticky comment shows the drafted entry; no line of the changelog is
+    in the diff, so there is nowhere to suggest it."""
+    fake, action = served
+    base_log = subprocess.run(
+        ["git", "-C", str(example.path), "show", f"{example.base}:{CHANGELOG}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    action.push(example, {CHANGELOG: base_log, **MORE_QWEN}, "no changelog entry")
+    code, _, _ = action.run()
+    assert code == 1
+    assert ours(fake) == [] and not fake.calls("POST", r"/pulls/7/reviews$")
+    [sticky] = [c for c in fake.comments_on(PR) if c.login == fake.bot_login]
+    assert "An entry drafted from what changed" in sticky.body
+
+
+def test_no_drafted_entry_is_suggested_unless_the_diff_adds_the_last_line(review_example) -> None:
+    """Only appending after the last line cannot break an entry: a diff that does not add it (or
+    does not show the changelog) gets no suggestion, whatever other lines it adds."""
+    report = review_example(MORE_QWEN)
+    assert report.changelog_end is not None and report.changelog_end.number == LAST_LINE
+    url = "https://github.com/acme/inferencex/pull/7"
+    [draft] = wanted_comments(report, {CHANGELOG: frozenset({LAST_LINE})}, "both", url)
+    assert draft.line == LAST_LINE and draft.suggested
+    assert wanted_comments(report, {CHANGELOG: frozenset(range(65, LAST_LINE))}, "both", url) == []
+    assert wanted_comments(report, {MASTER: frozenset({78})}, "both", url) == []
+    assert draft_comment(report, {}, "both", url) is None
+    assert f"  pr-link: {url}\n```" in draft.body
+    unknown = wanted_comments(report, {CHANGELOG: frozenset({LAST_LINE})}, "both", None)
+    assert unknown[0].body.endswith("  pr-link: XXX\n```")  # no URL: the placeholder the gate accepts
+
+
+def test_a_wrong_link_on_the_last_line_is_corrected_in_the_drafted_entrys_suggestion(example, served) -> None:
+    """GitHub applies one suggestion per line: the drafted entry's suggestion carries the `pr-link`
+    correction of the same line, so committing it alone leaves nothing to fix."""
+    fake, action = served
+    this_pr = fake.pull_payload(fake.pulls[PR])["html_url"]
+    other = this_pr.replace("/pull/7", "/pull/5")
+    action.push(example, {CHANGELOG: replace("  pr-link: XXX\n", f"  pr-link: {other}\n"), **MORE_QWEN}, "x")
+    action.run()
+    link, draft = ours(fake)
+    assert _suggestion(link.body) == f"  pr-link: {this_pr}"
+    assert _suggestion(draft.body).startswith(f"  pr-link: {this_pr}\n\n- config-keys:\n    - {QWEN}\n")
+    text = (example.path / CHANGELOG).read_text(encoding="utf-8")
+    action.push(example, {CHANGELOG: _committed(text, draft.line, _suggestion(draft.body))}, "commit it")
+    code, _, _ = action.run()
+    assert code == 0 and ours(fake) == []
+
+
+def test_a_hostile_last_line_stays_inside_the_suggestion(example, served) -> None:
+    fake, action = served
+    hostile = "  pr-link: XXX # ```` </details> @admins <img src=x>\n"
+    action.push(example, {CHANGELOG: replace("  pr-link: XXX\n", hostile), **MORE_QWEN}, "hostile")
+    action.run()
+    [comment] = [c for c in ours(fake) if "- config-keys:" in c.body]
+    text, block = comment.body.split("\n`````suggestion\n")  # a fence longer than the line's backticks
+    assert block.startswith(hostile + "\n- config-keys:") and block.endswith("\n`````")
+    assert block.count("`````") == 1  # only the closing fence
+    assert "@admins" not in text and "<img" not in text and "</details>" not in text
+
+
+@pytest.mark.parametrize(
+    ("tail", "expected"),
+    [
+        (b"  pr-link: XXX\n", "  pr-link: XXX\n\n- new"),  # house style: one empty line before
+        (b"  pr-link: XXX\n\n", "\n- new"),  # the file already ends with that empty line
+        (b"  pr-link: XXX\n\n\n", None),  # two: the suggestion cannot remove one
+        (b"  pr-link: XXX", None),  # no final newline: GitHub's edit of the line is not exact
+        (b"  pr-link: XXX\n   \n", None),  # a line of spaces is not an empty line
+        (b"  pr-link: XXX\r\n", None),
+        (b"  pr-link: \xff\n", None),
+    ],
+    ids=["one-newline", "empty-line", "two-empty-lines", "no-final-newline", "spaces", "crlf", "not-utf8"],
+)
+def test_an_entry_follows_the_last_line_only_where_the_bytes_come_out_as_the_gate_wants(
+    tail: bytes, expected: str | None
+) -> None:
+    base = b"- config-keys:\n    - a\n  description:\n    - d\n"
+    entry = "- config-keys:\n    - b\n  description:\n    - e\n  pr-link: XXX\n"
+    log = compare(CHANGELOG, base, base + tail)
+    end = log.last_line(CHANGELOG)
+    if expected is None:
+        assert end is None
+        return
+    assert end is not None and end.number == (base + tail).count(b"\n")
+    suggestion = end.with_entry(entry)
+    assert suggestion == expected.replace("- new", entry.removesuffix("\n"))
+    lines = (base + tail).decode().split("\n")
+    lines[end.number - 1] = suggestion
+    after = compare(CHANGELOG, base + tail, "\n".join(lines).encode())
+    assert after.problems == [] and [e.config_keys for e in after.appended] == [["b"]]
+
+
+def test_the_drafted_entry_follows_inferencexs_own_changelog_as_its_entries_follow_each_other() -> None:
+    """The real changelog: a fork's copy is the base, upstream's (21 entries appended) the head.
+    The suggestion on its last line appends one more entry the way upstream's are separated."""
+    base = shared_or_skip("forks", "HamzaElshafie+InferenceX", "perf-changelog.yaml").read_bytes()
+    head = shared_or_skip("inferencex-e2e", "perf-changelog.yaml").read_bytes()
+    path = "inferencex-e2e/perf-changelog.yaml"
+    end = compare(path, base, head).last_line(path)
+    assert end is not None and end.text == "  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/3088"
+    entry = draft.entry_text([QWEN], {QWEN: {"common": [], "runs": [_NEW_RUN]}}, f"{WEB_PULL}/3697")
+    assert entry is not None
+    lines = head.decode().split("\n")
+    lines[end.number - 1] = end.with_entry(entry)
+    applied = "\n".join(lines).encode()
+    assert applied == head + b"\n" + entry.encode()  # upstream's separator: one empty line
+    after = compare(path, base, applied)
+    assert after.problems == [] and after.warnings == []
+    assert len(after.appended) == 22 and after.appended[-1].config_keys == [QWEN]

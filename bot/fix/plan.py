@@ -29,8 +29,6 @@ DRAM_SETTINGS = {
 }
 # A new entry's pr-link that is not this PR's URL (a placeholder is only info, but fixed too).
 PR_LINK_FINDINGS = ("changelog-pr-link-other", "changelog-pr-link-invalid", "changelog-pr-link-placeholder")
-# Changed keys that no new changelog entry names (`changelog-missing` lists them all at once).
-COVERAGE_FINDINGS = ("changelog-key-not-covered", "changelog-recipe-key-not-covered", "changelog-missing")
 PLACEHOLDER = "XXX"
 _PULL_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/pull/\d+")
 
@@ -84,17 +82,6 @@ def _edit(item: Finding, pr_url: str | None) -> _Edit | None:
     return None
 
 
-def _coverage_keys(findings: list[Finding]) -> list[str]:
-    """The changed keys no new changelog entry names, in order of first mention."""
-    keys: list[str] = []
-    for item in findings:
-        if item.message_id == "changelog-missing":
-            keys += [k for k in item.params.get("keys", []) if isinstance(k, str)]
-        elif item.message_id in COVERAGE_FINDINGS and isinstance(item.params.get("key"), str):
-            keys.append(item.params["key"])
-    return list(dict.fromkeys(keys))
-
-
 def _pull_url(pr_url: str | None) -> str | None:
     """The PR's URL when it is one a `pr-link` may hold (`https://github.com/o/r/pull/N`)."""
     return pr_url if pr_url and _PULL_URL.fullmatch(pr_url) else None
@@ -104,7 +91,7 @@ def needed_files(findings: list[Finding], changelog: str, pr_url: str | None) ->
     """The head files a plan reads: those its edits touch, and the changelog."""
     url = _pull_url(pr_url)
     paths = {edit.file for item in findings if (edit := _edit(item, url))}
-    if _coverage_keys(findings):
+    if changelog_draft.drafted_keys(findings):
         paths.add(changelog)
     return sorted(paths)
 
@@ -162,7 +149,7 @@ def _append_entry(
 ) -> None:
     """Append one changelog entry naming every uncovered key (coverage findings answered), its
     description drafted from the review's `changes` view."""
-    keys = _coverage_keys(findings)
+    keys = changelog_draft.drafted_keys(findings)
     data = plan.files.get(changelog, head.get(changelog))
     if not keys or data is None:
         return
@@ -172,7 +159,7 @@ def _append_entry(
     indent = yamledit.item_indent(data)
     entry = yamledit.entry_lines(keys, drafted or _todo_lines(), link, indent, scenarios)
     plan.files[changelog] = yamledit.append_entry(data, entry)
-    answers = tuple(f for f in findings if f.message_id in COVERAGE_FINDINGS)
+    answers = tuple(f for f in findings if f.message_id in changelog_draft.DRAFT_FOR)
     said = "fix-changelog-entry" if drafted else "fix-changelog-entry-todo"
     plan.fixes.append(Fix(changelog, msg(said, file=changelog, keys=keys, link=link), answers))
 

@@ -2,6 +2,13 @@
 becomes a review comment on that line, with a GitHub `suggestion` block where the finding knows the
 fixed line, so that the author can commit the fix from the comment.
 
+Changed keys that no new changelog entry names get one more comment where the diff adds the head
+changelog's last line (`draft_comment`): its suggestion keeps that line and appends the entry the
+review comment shows (`bot.output.changelog_draft`), with the pull request's URL as `pr-link`, one
+empty line before it as InferenceX writes them. Appending after the last line is the one edit that
+cannot split an entry; a changelog the diff does not end has no such comment. The last line's text
+comes with the report (`Report.changelog_end`, from the head file the review read): no request.
+
 The comments of one run go in one review of the head commit, posted as `COMMENT` (never an approval
 nor a request for changes). A run replaces the bot's previous inline review rather than adding to
 it: a comment is ours when its body starts with `REVIEW_MARKER` and its author is the bot's identity
@@ -26,6 +33,7 @@ After a 422: one listing of the pull request's files and one more review.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
@@ -34,9 +42,10 @@ from typing import Any
 from github.PullRequest import PullRequest as GhPull
 
 from bot.catalog import Msg, msg
+from bot.checks.changelog import PLACEHOLDER
 from bot.findings import Finding, Severity
 from bot.github_action.sticky import identity, split_by_author
-from bot.output import messages, textsafe
+from bot.output import changelog_draft, messages, textsafe
 from bot.output.messages import Safe
 from bot.report import Report
 from bot.sources.github import GitHubError, GitHubSource
@@ -48,6 +57,8 @@ OUTDATED_MARKER = REVIEW_MARKER + "<!-- prbot:outdated -->"
 MAX_COMMENTS = 20
 #: One language's text of a comment, at most (a finding quoting a long PR value is shortened).
 TEXT_LIMIT = 4_000
+#: A pull request's web address, as a drafted entry's `pr-link` may hold it (GitHub or GHES).
+_PULL_URL = re.compile(r"https://[^\s/]+/[\w.-]+/[\w.-]+/pull/\d+")
 
 POSTED, UNCHANGED, NOTHING, READ_ONLY, FAILED = "posted", "unchanged", "nothing", "read-only", "failed"
 
@@ -82,33 +93,84 @@ def _langs(lang: str) -> tuple[str, ...]:
     return messages.LANG_CHOICES.get(lang, messages.LANG_CHOICES["both"])
 
 
-def _text(f: Finding, lang: str) -> str:
-    text = messages.render(f.message_id, lang, f.params, markdown=True)
+def _text(check: str, message_id: str, params: dict[str, Any], lang: str) -> str:
+    text = messages.render(message_id, lang, params, markdown=True)
     text = textsafe.cut_markdown(text, TEXT_LIMIT, messages.render("ui-shortened", lang, {}, markdown=True))
-    return messages.render("review-finding", lang, {"check": f.check, "text": Safe(text)}, markdown=True)
+    return messages.render("review-finding", lang, {"check": check, "text": Safe(text)}, markdown=True)
+
+
+def _body(parts: list[str], suggestion: str) -> str:
+    """The marker, the texts, and `suggestion` as a `suggestion` block when there is one (once:
+    GitHub commits the block as it is), in a fence longer than any backtick run inside it."""
+    if suggestion and len(suggestion) <= TEXT_LIMIT:
+        fence = textsafe.fence_for(suggestion)
+        parts = [*parts, f"{fence}suggestion\n{suggestion}\n{fence}"]
+    return textsafe.redact(REVIEW_MARKER + "\n" + "\n\n".join(parts))
 
 
 def comment_body(f: Finding, lang: str) -> str:
     """The marker, the finding in each language of `lang` (`both`, `en`, `zh`), and its suggested
-    line as a `suggestion` block (once: GitHub commits the block as it is)."""
-    parts = [_text(f, one) for one in _langs(lang)]
+    line as a `suggestion` block."""
     suggestion = f.suggestion if isinstance(f.suggestion, str) else ""
-    if suggestion and len(suggestion) <= TEXT_LIMIT:
-        fence = textsafe.fence_for(suggestion)
-        parts.append(f"{fence}suggestion\n{suggestion}\n{fence}")
-    return textsafe.redact(REVIEW_MARKER + "\n" + "\n\n".join(parts))
+    return _body([_text(f.check, f.message_id, f.params, one) for one in _langs(lang)], suggestion)
 
 
-def wanted_comments(report: Report, touched: dict[str, frozenset[int]], lang: str) -> list[Wanted]:
+def _link(pr_url: str | None) -> str:
+    """The `pr-link` of the drafted entry: the pull request's URL, else the placeholder."""
+    return pr_url if pr_url and _PULL_URL.fullmatch(pr_url) else PLACEHOLDER
+
+
+def draft_comment(
+    report: Report, touched: dict[str, frozenset[int]], lang: str, pr_url: str | None = None
+) -> Wanted | None:
+    """The comment offering the changelog entry drafted for the changed keys that no new entry
+    names (the one the review comment shows, `changelog_draft.entry_text`, with the pull request's
+    URL as its `pr-link`), as a suggestion on the head changelog's last line that appends it.
+
+    Only where the diff adds that last line: appending is the one edit that cannot split an entry,
+    and GitHub takes a comment only on a line of the diff. None when no blocking finding asks for
+    an entry, nothing can be drafted, the file's end does not allow an exact append
+    (`ChangelogDiff.last_line`), or the suggestion would not be committed as written (longer than
+    `TEXT_LIMIT`, or holding something `textsafe.redact` cuts). A blocking finding's own suggested
+    line for that last line (a `pr-link` to correct) is kept in it: GitHub applies one suggestion
+    per line."""
+    end = report.changelog_end
+    blocking = report.of(Severity.BLOCKING)
+    keys = changelog_draft.drafted_keys(blocking)
+    if end is None or not keys or end.number not in touched.get(end.path, ()):
+        return None
+    entry = changelog_draft.entry_text(keys, report.changes, _link(pr_url))
+    if entry is None:
+        return None
+    fixed = {
+        f.suggestion
+        for f in blocking
+        if (f.file, f.line) == (end.path, end.number) and isinstance(f.suggestion, str) and f.suggestion
+    }
+    line = replace(end, text=fixed.pop()) if len(fixed) == 1 else end
+    suggestion = line.with_entry(entry)
+    if len(suggestion) > TEXT_LIMIT or textsafe.redact(suggestion) != suggestion:
+        return None
+    texts = [_text("changelog", "review-draft-entry", {"keys": keys}, one) for one in _langs(lang)]
+    return Wanted(end.path, end.number, _body(texts, suggestion), True)
+
+
+def wanted_comments(
+    report: Report, touched: dict[str, frozenset[int]], lang: str, pr_url: str | None = None
+) -> list[Wanted]:
     """A comment for each blocking finding on a line the diff adds or changes, in the report's order
-    (two findings with the same text on one line give one comment)."""
+    (two findings with the same text on one line give one comment), and the drafted changelog
+    entry's (`draft_comment`, with the PR's URL `pr_url`) after those of the first finding that
+    asks for an entry."""
     found: dict[tuple[str, int, str], Wanted] = {}
+    draft = draft_comment(report, touched, lang, pr_url)
     for f in report.of(Severity.BLOCKING):
         line = f.line if type(f.line) is int else None
-        if not f.file or line is None or line not in touched.get(f.file, ()):
-            continue
-        body = comment_body(f, lang)
-        found.setdefault((f.file, line, body), Wanted(f.file, line, body, bool(f.suggestion)))
+        if f.file and line is not None and line in touched.get(f.file, ()):
+            body = comment_body(f, lang)
+            found.setdefault((f.file, line, body), Wanted(f.file, line, body, bool(f.suggestion)))
+        if draft is not None and f.message_id in changelog_draft.DRAFT_FOR:
+            found.setdefault((draft.path, draft.line, draft.body), draft)
     return list(found.values())
 
 

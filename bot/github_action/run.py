@@ -361,9 +361,10 @@ class _Run:
         return [note]
 
     def _inline(self, info: PullInfo, report: Report) -> list[Msg]:
-        """The inline review of the blocking findings on changed lines; a note when it failed."""
+        """The inline review of the blocking findings on changed lines, and of the changelog entry
+        drafted for them; a note when it failed."""
         lang = self.inputs.lang
-        wanted = inline.wanted_comments(report, info.touched, lang)
+        wanted = inline.wanted_comments(report, info.touched, lang, info.request.url)
         result = inline.publish_review(
             self.source, info.pull, info.head_sha, wanted, lang, self.inputs.bot_login
         )

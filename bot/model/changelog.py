@@ -72,6 +72,24 @@ class Entry:
         return line or self.line
 
 
+@dataclass(frozen=True)
+class LastLine:
+    """The head changelog's last line, right after which one new entry can be appended
+    (`ChangelogDiff.last_line`): its path, 1-based number and text without its newline."""
+
+    path: str
+    number: int
+    text: str
+
+    def with_entry(self, entry: str) -> str:
+        """What replaces this line so that `entry` (YAML text ending in a newline) follows it as
+        the gate wants the bytes: the line as it is, one empty line before the entry unless this
+        line is that empty line (as `bot.fix.yamledit.append_entry` writes it), then the entry
+        without its final newline, which the line's own newline gives when GitHub commits the
+        text in place of the line."""
+        return self.text + ("\n" if not self.text else "\n\n") + entry.removesuffix("\n")
+
+
 @dataclass
 class ChangelogDiff:
     """How the head changelog relates to the base one."""
@@ -104,6 +122,30 @@ class ChangelogDiff:
             return None
         lines = self.head.split(b"\n", line)
         return lines[line - 1].decode("utf-8", "replace") if len(lines) >= line else None
+
+    def last_line(self, path: str) -> LastLine | None:
+        """The head file's last line when an entry appended right after it (`LastLine.with_entry`)
+        gives the bytes the gate wants: the file ends with one newline after a line that is not
+        blank, or with one empty line after one; None when no head was read, or it is empty, has
+        no final newline, ends with more blank lines or a line of spaces, or its last line is not
+        UTF-8 or holds a carriage return (the file's own findings say what is wrong)."""
+        data = self.head
+        if not data.endswith(b"\n"):
+            return None
+        body = data[:-1]
+        start = body.rfind(b"\n") + 1
+        last = body[start:]
+        if not last:  # an empty last line: the one before it must hold text
+            before = body[body.rfind(b"\n", 0, start - 1) + 1 : start - 1] if start else b""
+            if not before.strip():
+                return None
+        elif not last.strip():
+            return None
+        try:
+            text = last.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return None if "\r" in text else LastLine(path, body.count(b"\n") + 1, text)
 
 
 # InferenceX has two gates. On the PR, `validate_perf_changelog.py`'s `main` checks the head's

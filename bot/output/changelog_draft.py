@@ -4,18 +4,24 @@ every concurrency first, then per concurrency (`At C1: set ATOM_MONO_ENABLE=1; c
 from 8 to 2.`), then the runs added and removed, English bullets then the same in Chinese; and the
 entry's `scenario-type`, the scenarios of the runs that changed.
 
-`prbot fix` appends it; the review comment offers it where a changed key has no entry."""
+`prbot fix` appends it; the review comment shows it where a changed key has no entry, and the
+inline review offers it as a suggestion on the changelog's last line when the PR's diff adds that
+line. All three name the keys `drafted_keys` collects."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from bot.catalog import Msg, msg
 from bot.checks import runlabels
+from bot.findings import Finding
 from bot.output import messages
+
+#: The findings that a changelog entry answers (`changelog-missing` names all its keys at once).
+DRAFT_FOR = ("changelog-missing", "changelog-key-not-covered", "changelog-recipe-key-not-covered")
 
 #: Keys described one by one; the others are counted in one bullet.
 DRAFT_KEYS = 3
@@ -26,6 +32,17 @@ VALUE_CHARS = 100
 #: List items and settings named in one sentence; the others are counted.
 ITEMS_SHOWN = 8
 SCENARIOS = ("fixed-seq-len", "agentic-coding")
+
+
+def drafted_keys(findings: Iterable[Finding]) -> list[str]:
+    """The changed keys that no new entry names, as the `DRAFT_FOR` findings among `findings` name
+    them, in order of first mention: the keys of the drafted entry."""
+    keys: list[str] = []
+    for f in findings:
+        if f.message_id in DRAFT_FOR:
+            found = f.params.get("keys") if f.message_id == "changelog-missing" else [f.params.get("key")]
+            keys += [k for k in found or [] if isinstance(k, str)]
+    return list(dict.fromkeys(keys))
 
 
 def _value(value: Any) -> str:
@@ -178,8 +195,8 @@ def _scalar(text: str) -> str:
 
 
 def entry_text(keys: Sequence[str], changes: Mapping[str, Any], link: str) -> str | None:
-    """The whole entry as YAML text (the review comment's suggestion), or None when there is no
-    description to draft."""
+    """The whole entry as YAML text, ending in a newline (what the review comment shows and the
+    inline review suggests), or None when there is no description to draft."""
     lines = description(keys, changes)
     if not lines:
         return None

@@ -68,8 +68,6 @@ RUN_LABELS = 10
 VARIANTS_SHOWN = 3
 ROWS_PER_KEY = 12
 MARKS = {"blocking": "❌", "warning": "⚠️", "": "✅"}
-#: The findings that a changelog entry answers: the first one shows the entry drafted for them.
-DRAFT_FOR = ("changelog-missing", "changelog-key-not-covered", "changelog-recipe-key-not-covered")
 
 
 @dataclass(frozen=True)
@@ -595,17 +593,11 @@ class _Review:
         first finding that asks for one (`prbot fix` appends the same entry)."""
         if name != "blocking":
             return None
-        asking = [i for i, f in enumerate(self.sections[name]) if f.message_id in DRAFT_FOR]
+        asking = [i for i, f in enumerate(self.sections[name]) if f.message_id in changelog_draft.DRAFT_FOR]
         if not asking or index != asking[0]:
             return None
         if self._entry_text is None:
-            keys: list[str] = []
-            for f in self.sections[name]:
-                if f.message_id in DRAFT_FOR:
-                    found = (
-                        f.params.get("keys") if f.message_id == "changelog-missing" else [f.params.get("key")]
-                    )
-                    keys += [k for k in found or [] if isinstance(k, str) and k not in keys]
+            keys = changelog_draft.drafted_keys(self.sections[name])
             drafted = changelog_draft.entry_text(keys, self.report.changes, "XXX")
             self._entry_text = textsafe.redact(drafted) if drafted else ""
         return self._entry_text or None
