@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_CHARS = 100_000  # of all the texts together, read in order
 MAX_CLAIMS = 50  # setting claims plus concurrencies said to be as before
@@ -24,6 +24,7 @@ _CHAIN = re.compile(r"(?<![\w-])[Cc](\d{1,6})((?:/[Cc]?\d{1,6})+)")
 _MARKUP = re.compile(r"[`*]")  # code spans and emphasis: `NAME`=`1`, **C1:**
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[;。；！？]")
 _NAME = re.compile(r"(?<![\w-])[A-Za-z_][A-Za-z0-9_-]{0,80}")
+# The long patterns below are compiled on first use (re keeps them): most reviews never need them.
 _QUOTED = r"'[^'\n]{0,80}'|\"[^\"\n]{0,80}\"|\[[^\]\n]{0,80}\]"
 # After `=` or `:`; Chinese punctuation ends a value too (`A=1、B=2`, as zh descriptions list them).
 _ANY = rf"{_QUOTED}|[^\s,;()\[\]'\"、，；（）。]{{1,80}}"
@@ -33,7 +34,7 @@ _LIKE = rf"{_QUOTED}|[-+]?\d[\w.]{{0,40}}(?![\w.\-–])|(?i:true|false)\b"
 _GAP, _SPACE = r"[ \t]{0,3}", r"[ \t]{1,3}"
 _STATED = rf"{_GAP}[=:]{_GAP}(?P<any>{_ANY})|{_SPACE}(?P<from>from{_SPACE})?(?P<like>{_LIKE})"
 _NEW = rf"{_GAP}(?:→|->|=>){_GAP}(?P<new>{_ANY})|{_SPACE}to{_SPACE}(?P<to>{_LIKE})"
-_VALUE = re.compile(rf"(?:{_STATED})(?:{_NEW})?")
+_VALUE = rf"(?:{_STATED})(?:{_NEW})?"
 # "C4, C14 and C16 serve exactly as before": the concurrencies must be what the phrase is about.
 _LIST_SEP = r"(?:,[ \t]*(?:and[ \t]+)?|[ \t]*[/、&和][ \t]*|[ \t]+and[ \t]+)"
 _LISTED = rf"(?:[Cc]|conc(?:urrency)?[ \t]?)\d{{1,6}}(?:{_LIST_SEP}[Cc]?\d{{1,6}}){{0,30}}"
@@ -42,9 +43,9 @@ _PHRASE = (
     r"(?:exactly[ \t]+)?(?:the[ \t]+)?same[ \t]+as[ \t]+before|(?:exactly[ \t]+)?as[ \t]+before"
     r"|unchanged|(?:their|its)[ \t]+settings|保持不变|不变|与之前相同|和之前一样"
 )
-_AS_BEFORE = re.compile(rf"\b(?:{_PHRASE})", re.IGNORECASE)
+_AS_BEFORE = rf"(?i)\b(?:{_PHRASE})"
 # The list of concurrencies that ends just before the phrase (looked for in a short window).
-_LISTED_BEFORE = re.compile(rf"(?<![\w-])(?P<listed>{_LISTED})[ \t]*:?[ \t]*{_LINKS}\Z", re.IGNORECASE)
+_LISTED_BEFORE = rf"(?i)(?<![\w-])(?P<listed>{_LISTED})[ \t]*:?[ \t]*{_LINKS}\Z"
 _WINDOW = 120
 
 
@@ -63,8 +64,7 @@ def setting_name(name: str) -> str:
     return name.replace("-", "_")
 
 
-@dataclass(frozen=True)
-class SettingClaim:
+class SettingClaim(NamedTuple):
     """`NAME=VALUE` as the text states it; `scope` is empty when no concurrency is named."""
 
     name: str
@@ -74,8 +74,7 @@ class SettingClaim:
     part: int  # which of the parsed texts it is in
 
 
-@dataclass(frozen=True)
-class AsBefore:
+class AsBefore(NamedTuple):
     """A concurrency the text says serves "exactly as before" (or "unchanged")."""
 
     concurrency: int
@@ -129,7 +128,7 @@ def _setting_claims(sentence: str, known: Callable[[str], bool]) -> Iterable[tup
     for name in _NAME.finditer(sentence):
         if not known(name.group()):
             continue
-        value = _VALUE.match(sentence, name.end())
+        value = re.compile(_VALUE).match(sentence, name.end())
         if value is None or (value.group("from") and not (value.group("new") or value.group("to"))):
             continue  # no value, or only the old one
         stated = value.group("new") or value.group("to") or value.group("any") or value.group("like")
@@ -153,7 +152,7 @@ def parse(texts: Iterable[str], known: Callable[[str], bool]) -> Claims:
             found: list[SettingClaim | AsBefore] = [
                 SettingClaim(n, v, q, scope, index) for n, v, q in _setting_claims(sentence, known)
             ]
-            for phrase in _AS_BEFORE.finditer(sentence):
+            for phrase in re.finditer(_AS_BEFORE, sentence):
                 looked += 1
                 if looked > MAX_CLAIMS:
                     claims.skipped += 1  # each look costs up to a window's worth of matching
@@ -165,7 +164,7 @@ def parse(texts: Iterable[str], known: Callable[[str], bool]) -> Claims:
 
 def _listed_before(text: str) -> list[int]:
     """The concurrencies of the list that `text` ends with ("C4, C14 and C16 serve exactly")."""
-    listed = _LISTED_BEFORE.search(text[-_WINDOW:])
+    listed = re.search(_LISTED_BEFORE, text[-_WINDOW:])
     return [int(c) for c in re.findall(r"\d{1,6}", listed.group("listed"))] if listed else []
 
 

@@ -193,7 +193,7 @@ class _EntryReader:
         value = mapping.get(name)
         if value is None:
             return default
-        if not _is_a(value, kind):
+        if type(value) is not kind and not _is_a(value, kind):  # the exact type is the common case
             self.problem(
                 "master-wrong-type",
                 _line_of(mapping, name) or line,

@@ -21,7 +21,8 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 from bot.model.problems import Problem
 from bot.yamlsafe import LineDict, LineList
@@ -35,8 +36,7 @@ _VALUE_SHOWN = 60  # characters of a value a message quotes
 # ---------------------------------------------------------------- value kinds
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     """A kind of value: `accepts` reads it as upstream's lax parser does and returns the parsed
     value, or `_NO` when the value is not of this kind. `name` is the `expected` parameter of the
     message (a word the catalog translates)."""
@@ -159,8 +159,7 @@ TRUE = Kind("true", _one_of(True))
 # ---------------------------------------------------------------- shapes
 
 
-@dataclass(frozen=True)
-class Spec:
+class Spec(NamedTuple):
     """One field: its kind (a `Kind`, a nested `Shape`, or a list of a `Shape`), whether it must be
     present, and whether an explicit null is accepted (upstream's optional fields)."""
 
@@ -170,8 +169,7 @@ class Spec:
     message: str | None = None  # a message of its own for a wrong value, instead of schema-wrong-type
 
 
-@dataclass(frozen=True)
-class ListOf:
+class ListOf(NamedTuple):
     """A list whose items all have one shape."""
 
     shape: Shape
@@ -188,6 +186,10 @@ class Shape:
     fields: dict[str, Spec]
     rules: tuple[Rule, ...] = ()
     open: bool = False
+
+    @cached_property
+    def required(self) -> tuple[str, ...]:
+        return tuple(name for name, spec in self.fields.items() if spec.required)
 
 
 def need(kind: Kind | Shape | ListOf, **kw: Any) -> Spec:
@@ -287,19 +289,27 @@ def _join(where: str, name: str) -> str:
 
 
 def walk(shape: Shape, value: dict, where: str, line: int | None, report: Report) -> Node:
-    """Check one mapping against its shape (fields first, then, when they are sound, its rules)."""
+    """Check one mapping against its shape: its fields in the order written (each one known, and
+    of its kind), then the missing required ones, then, when all of that is sound, its rules."""
     node = Node(value, where, line)
     before = len(report.problems)
-    if not shape.open:
-        for name in value:
-            if name not in shape.fields:
+    fields, parsed = shape.fields, node.parsed
+    for name, raw in value.items():
+        spec = fields.get(name)
+        if spec is None:
+            if not shape.open:
                 report.add("schema-unknown-field", node.line_of(name), str(name), where)
-    for name, spec in shape.fields.items():
-        if name not in value:
-            if spec.required:
-                report.add("schema-missing-field", line, name, where)
             continue
+        kind = spec.kind
+        if raw is not None and type(kind) is Kind:  # the common case first: a sound plain value
+            accepted = kind.accepts(raw)
+            if accepted is not _NO:
+                parsed[name] = accepted
+                continue
         _field(node, name, spec, report)
+    for name in shape.required:
+        if name not in value:
+            report.add("schema-missing-field", line, name, where)
     if len(report.problems) == before:
         for rule in shape.rules:
             rule(node, report)
