@@ -7,8 +7,8 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from bot import pipeline
 from bot.catalog import Msg, msg
@@ -25,8 +25,7 @@ _LINK_LINE = re.compile(rb"^  pr-link: *https://github\.com/([\w.-]+/[\w.-]+)/pu
 GITHUB = "https://github.com/"
 
 
-@dataclass(frozen=True)
-class LocalRequest:
+class LocalRequest(NamedTuple):
     repo: str
     base: str
     head: str

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from bot import engine
 from bot.catalog import Msg
@@ -18,8 +18,7 @@ from bot.sources.snapshot import Snapshot
 # Where a repository keeps its prbot settings (the action's `config` input says otherwise).
 
 
-@dataclass(frozen=True)
-class ReviewInput:
+class ReviewInput(NamedTuple):
     """Everything a review looks at: the two refs, what changed between them, the PR's context
     (title, body, labels; empty in local mode unless given) and the settings."""
 

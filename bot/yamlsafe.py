@@ -16,7 +16,7 @@ counted while building, so nothing is ever expanded).
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import yaml
@@ -98,8 +98,11 @@ def frozen(value: Any) -> Any:
     """A loaded value as something hashable, equal exactly when the values are equal by value and
     type (`True`, `1` and `1.0` differ; mappings in any order). Never an integer's decimal text,
     which Python refuses past 4,300 digits."""
-    if isinstance(value, dict):
-        return ("map", frozenset((frozen(k), frozen(v)) for k, v in value.items()))
+    if type(value) is str:  # no other loaded value equals a string: it stands for itself
+        return value
+    if isinstance(value, dict):  # mostly string keys: those skip the call
+        pairs = ((k if type(k) is str else frozen(k), frozen(v)) for k, v in value.items())
+        return ("map", frozenset(pairs))
     if isinstance(value, list):
         return ("seq", tuple(frozen(v) for v in value))
     if isinstance(value, float):
@@ -115,12 +118,11 @@ class Duplicate(NamedTuple):
     first_line: int
 
 
-@dataclass
-class Loaded:
+class Loaded(NamedTuple):
     """A parsed document and what was noticed while parsing it."""
 
     data: Any
-    duplicates: list[Duplicate] = field(default_factory=list)
+    duplicates: list[Duplicate]
 
 
 def decode(data: bytes, *, max_bytes: int = MAX_BYTES) -> str:

@@ -38,7 +38,7 @@ def _with_base_settings(example: ExampleRepo, settings: str) -> tuple[str, str]:
 def _duration(example: ExampleRepo, base: str, head: str, config: str | None = None) -> int:
     """The agentic run duration the sweep plan counted GPU-hours with (a setting)."""
     request = LocalRequest(repo=str(example.path), base=base, head=head, labels=example.labels, offline=True)
-    report, _, _ = run_local(LocalRequest(**{**request.__dict__, "config": config}))
+    report, _, _ = run_local(request._replace(config=config))
     return report.sweep_plan["duration_s"]
 
 

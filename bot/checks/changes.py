@@ -67,13 +67,23 @@ def _topology(point: Point) -> dict[str, Any]:
 
 
 def _run(
-    status: str, run: Run, base: Variant | None, head: Variant | None, settings: list[dict[str, Any]]
+    status: str,
+    run: Run,
+    base: Variant | None,
+    head: Variant | None,
+    settings: list[dict[str, Any]],
+    topologies: dict[int, dict[str, Any]],
 ) -> dict[str, Any]:
     """One run of the report: `run` gives its concurrency and topology, `base`/`head` the variant
-    it selects at each ref (None where it does not exist or selects none)."""
+    it selects at each ref (None where it does not exist or selects none). The runs of one point
+    share its topology's mapping (`topologies`, by the point's id): the report is never changed."""
+    point = run.point
+    topology = topologies.get(id(point))
+    if topology is None:
+        topology = topologies[id(point)] = _topology(point)
     return {
         "concurrency": run.concurrency,
-        "topology": _topology(run.point),
+        "topology": topology,
         "variant_base": base.name if base else None,
         "variant_head": head.name if head else None,
         "status": status,
@@ -91,13 +101,13 @@ def key_changes(change: KeyChange) -> dict[str, Any]:
         differ.update((id(run), []) for run in change.unchanged)
     common = _common(list(differ.values()))
     runs = []
+    topologies: dict[int, dict[str, Any]] = {}
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):
         own = [s for s in differ.get(id(run), []) if not _within(s, common)]
-        runs.append(
-            _run("changed" if own else "as-before", run, change.base_of(run).variant, run.variant, own)
-        )
-    runs += [_run("added", run, None, run.variant, []) for run in change.added]
-    runs += [_run("removed", run, run.variant, None, []) for run in change.removed]
+        status = "changed" if own else "as-before"
+        runs.append(_run(status, run, change.base_of(run).variant, run.variant, own, topologies))
+    runs += [_run("added", run, None, run.variant, [], topologies) for run in change.added]
+    runs += [_run("removed", run, run.variant, None, [], topologies) for run in change.removed]
     runs.sort(key=lambda r: (r["concurrency"], r["status"]))
     return {"common": common, "runs": runs}
 

@@ -191,6 +191,11 @@ class Shape:
     def required(self) -> tuple[str, ...]:
         return tuple(name for name, spec in self.fields.items() if spec.required)
 
+    @cached_property
+    def plain(self) -> dict[str, Callable[[Any], Any]]:
+        """The `accepts` of each field whose kind is a plain `Kind` (not a nested shape)."""
+        return {name: spec.kind.accepts for name, spec in self.fields.items() if type(spec.kind) is Kind}
+
 
 def need(kind: Kind | Shape | ListOf, **kw: Any) -> Spec:
     return Spec(kind, required=True, **kw)
@@ -209,15 +214,15 @@ def defaulted(kind: Kind | Shape | ListOf, **kw: Any) -> Spec:
 # ---------------------------------------------------------------- walking
 
 
-@dataclass
 class Node:
     """A mapping being checked: its values, where it is, and its parsed field values."""
 
-    value: dict
-    where: str
-    line: int | None
-    parsed: dict[str, Any] = field(default_factory=dict)
-    children: dict[str, Any] = field(default_factory=dict)  # nested Node or list of Node, by field
+    __slots__ = ("children", "line", "parsed", "value", "where")
+
+    def __init__(self, value: dict, where: str, line: int | None) -> None:
+        self.value, self.where, self.line = value, where, line
+        self.parsed: dict[str, Any] = {}
+        self.children: dict[str, Any] = {}  # nested Node or list of Node, by field
 
     def line_of(self, name: str) -> int | None:
         own = self.value.line_of(name) if isinstance(self.value, LineDict) else None
@@ -293,19 +298,19 @@ def walk(shape: Shape, value: dict, where: str, line: int | None, report: Report
     of its kind), then the missing required ones, then, when all of that is sound, its rules."""
     node = Node(value, where, line)
     before = len(report.problems)
-    fields, parsed = shape.fields, node.parsed
+    fields, plain, parsed = shape.fields, shape.plain, node.parsed
     for name, raw in value.items():
+        accepts = plain.get(name)
+        if accepts is not None and raw is not None:  # the common case first: a sound plain value
+            accepted = accepts(raw)
+            if accepted is not _NO:
+                parsed[name] = accepted
+                continue
         spec = fields.get(name)
         if spec is None:
             if not shape.open:
                 report.add("schema-unknown-field", node.line_of(name), str(name), where)
             continue
-        kind = spec.kind
-        if raw is not None and type(kind) is Kind:  # the common case first: a sound plain value
-            accepted = kind.accepts(raw)
-            if accepted is not _NO:
-                parsed[name] = accepted
-                continue
         _field(node, name, spec, report)
     for name in shape.required:
         if name not in value:

@@ -22,9 +22,8 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 
@@ -70,8 +69,7 @@ ROWS_PER_KEY = 12
 MARKS = {"blocking": "❌", "warning": "⚠️", "": "✅"}
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """Where a review goes: GitHub's size limit there, measured the way GitHub measures it, and
     the room kept free for the notes about the run that the action puts above the review."""
 
@@ -88,8 +86,7 @@ class Target:
 COMMENT = Target("comment", COMMENT_LIMIT, room=4_096)
 
 
-@dataclass(frozen=True)
-class Rendered:
+class Rendered(NamedTuple):
     text: str
     cut: bool  # something was left out or shortened
 
