@@ -11,7 +11,6 @@ or written is not used, silently: it can only make a review faster, never change
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import marshal
 import os
@@ -19,6 +18,7 @@ import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import jinja2
@@ -63,19 +63,39 @@ def _fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-class _QuietCache(jinja2.FileSystemBytecodeCache):
-    """jinja2's cache of compiled templates in files, except that an entry it cannot read (or
-    write) is simply compiled again (or not kept) instead of failing the review."""
+class _QuietCache(jinja2.BytecodeCache):
+    """Compiled templates in files, one per template (named by its cache key): the checksum of the
+    template's text, then its code as `marshal` writes it. An entry that cannot be read, is
+    damaged or holds another text is compiled again; one that cannot be written is not kept.
+
+    jinja2's own file cache reads each entry with `marshal.load` on the open file, a call back into
+    Python for every piece of it: reading the bytes first and `marshal.loads` is several times
+    faster, a millisecond on each run of a large review."""
+
+    def __init__(self, folder: Path, pattern: str) -> None:
+        self.folder, self.pattern = folder, pattern
+
+    def _path(self, bucket: Bucket) -> Path:
+        return self.folder / (self.pattern % bucket.key)
 
     def load_bytecode(self, bucket: Bucket) -> None:
+        checksum = bucket.checksum.encode("ascii")
         try:
-            super().load_bytecode(bucket)
-        except Exception:  # a damaged or unreadable entry, whatever the damage
+            data = self._path(bucket).read_bytes()
+            code = marshal.loads(data[len(checksum) :]) if data.startswith(checksum) else None
+            if isinstance(code, CodeType):
+                bucket.code = code
+        except Exception:  # an unreadable or damaged entry, whatever the damage
             bucket.reset()
 
     def dump_bytecode(self, bucket: Bucket) -> None:
-        with contextlib.suppress(OSError):
-            super().dump_bytecode(bucket)
+        path = self._path(bucket)
+        temporary = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+        try:  # written whole, then renamed: a reader never sees half an entry
+            temporary.write_bytes(bucket.checksum.encode("ascii") + marshal.dumps(bucket.code))
+            os.replace(temporary, path)
+        except OSError:
+            temporary.unlink(missing_ok=True)
 
 
 def bytecode_cache(kind: str) -> jinja2.BytecodeCache | None:
@@ -84,7 +104,7 @@ def bytecode_cache(kind: str) -> jinja2.BytecodeCache | None:
     folder = directory()
     if folder is None:
         return None
-    return _QuietCache(str(folder), f"{kind}-{_fingerprint()}-%s.cache")
+    return _QuietCache(folder, f"{kind}-{_fingerprint()}-%s.cache")
 
 
 def get(kind: str, parts: tuple[str, ...], make: Callable[[], Any]) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
@@ -15,8 +14,7 @@ class Comment(NamedTuple):
     association: str = "NONE"
 
 
-@dataclass(frozen=True)
-class PullRequest:
+class PullRequest(NamedTuple):
     title: str = ""
     body: str = ""
     labels: tuple[str, ...] = ()
@@ -26,7 +24,7 @@ class PullRequest:
     # changelog pr-link must point into it.
     repository: str | None = None
     author: str | None = None
-    comments: tuple[Comment, ...] = field(default=())
+    comments: tuple[Comment, ...] = ()
     # Members of each team owner ("org/team" → logins); None when they could not be read.
     team_members: dict[str, tuple[str, ...]] | None = None
     # False in local mode: there is no PR to look for sign-off comments in.

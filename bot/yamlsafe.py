@@ -273,8 +273,9 @@ class _Builder:
             if kind is ScalarEvent:  # two events in three: their node is built here
                 line, size, height = event.start_mark.line + offset, 1, 0
                 value = _NOTHING
-                if event.implicit[0] and event.tag is None and event.anchor is None:
-                    value = plain_values.get(event.value, _NOTHING)  # plain, and seen before: no call
+                if event.tag is None and event.anchor is None:  # no call for the common cases:
+                    # a plain scalar seen before (from the cache), or a quoted one (its text)
+                    value = plain_values.get(event.value, _NOTHING) if event.implicit[0] else event.value
                 if value is _NOTHING:
                     value = self._scalar(event, line)
             else:
@@ -347,7 +348,10 @@ class _Builder:
             self._new_anchor(event.anchor, line)
             self.open_anchors.add(event.anchor)
         is_map = type(event) is MappingStartEvent
-        self.stack.append(_Frame(LineDict() if is_map else LineList(), is_map, line, event.anchor))
+        # Made without the Python-level __init__ (a call per collection, thousands per file).
+        value = dict.__new__(LineDict) if is_map else list.__new__(LineList)
+        value.lines = {} if is_map else []
+        self.stack.append(_Frame(value, is_map, line, event.anchor))
 
     def _end(self, event: MappingEndEvent | SequenceEndEvent) -> _Node:
         """The finished collection, its `<<:` sources merged in, within the expansion limit."""

@@ -15,6 +15,7 @@ are gone from that variant (DESIGN.md §2 `changes`).
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from bot.checks.context import CheckContext
@@ -108,7 +109,7 @@ def key_changes(change: KeyChange) -> dict[str, Any]:
         runs.append(_run(status, run, change.base_of(run).variant, run.variant, own, topologies))
     runs += [_run("added", run, None, run.variant, [], topologies) for run in change.added]
     runs += [_run("removed", run, run.variant, None, [], topologies) for run in change.removed]
-    runs.sort(key=lambda r: (r["concurrency"], r["status"]))
+    runs.sort(key=itemgetter("concurrency", "status"))
     return {"common": common, "runs": runs}
 
 

@@ -3,8 +3,6 @@ will start (from the same facts as the `changelog` and `sweep-plan` findings).""
 
 from __future__ import annotations
 
-import difflib
-
 from bot.checks.context import CheckContext
 from bot.checks.sweep_rules import appended, mixes_append_only, primary_labels, sweep_start
 from bot.findings import Finding, Severity, finding
@@ -19,6 +17,8 @@ def _typos(ctx: CheckContext) -> list[Finding]:
     for label in dict.fromkeys(ctx.pr.labels):
         if label in known:
             continue
+        import difflib  # only for a label the repository does not know
+
         close = difflib.get_close_matches(label, known, n=1, cutoff=0.8)
         if close or "sweep" in label.lower():
             nearest = close[0] if close else ctx.settings.recommended_label

@@ -147,7 +147,7 @@ def draft_comment(
         for f in blocking
         if (f.file, f.line) == (end.path, end.number) and isinstance(f.suggestion, str) and f.suggestion
     }
-    line = replace(end, text=fixed.pop()) if len(fixed) == 1 else end
+    line = end._replace(text=fixed.pop()) if len(fixed) == 1 else end
     suggestion = line.with_entry(entry)
     if len(suggestion) > TEXT_LIMIT or textsafe.redact(suggestion) != suggestion:
         return None

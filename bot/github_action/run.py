@@ -184,7 +184,7 @@ class _Run:
                 if changed is not info.changed_files:  # git listed every file: the API's cap is moot
                     outcome.notes = [n for n in outcome.notes if n.id != "action-files-capped"]
                 settings = self._settings(base)
-                pr = replace(info.request, team_members=self._teams(base))
+                pr = info.request._replace(team_members=self._teams(base))
                 self.console.info(
                     msg(
                         "action-review-start",

@@ -18,7 +18,7 @@ import re
 from bisect import bisect_left
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.model import schema, wildcard
 from bot.model.problems import Problem, from_yaml
@@ -72,8 +72,7 @@ class Entry:
         return line or self.line
 
 
-@dataclass(frozen=True)
-class LastLine:
+class LastLine(NamedTuple):
     """The head changelog's last line, right after which one new entry can be appended
     (`ChangelogDiff.last_line`): its path, 1-based number and text without its newline."""
 

@@ -55,7 +55,9 @@ _NO = _No()
 def _whole(value: Any) -> Any:
     """A whole number as upstream's lax parser reads one: an int (a bool counts), an integral
     float, or a string of digits (spaces and `_` separators allowed)."""
-    if isinstance(value, int):
+    if type(value) is int:
+        return value
+    if isinstance(value, int):  # a bool
         return int(value)
     if isinstance(value, float):
         return int(value) if value.is_integer() else _NO
