@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -41,17 +40,7 @@ class LocalRequest(NamedTuple):
 
 def _remote(repo: GitRepo, name: str) -> str | None:
     """The GitHub address of a remote (`https://github.com/owner/repo`), if it is one."""
-    try:
-        remote = subprocess.run(
-            ["git", "-C", str(repo.path), "remote", "get-url", name],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=10,
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    match = _REMOTE.search(remote)
+    match = _REMOTE.search(repo.remote_url(name))
     return f"{GITHUB}{match['slug']}" if match else None
 
 
@@ -115,10 +104,8 @@ def run_local(
     seconds. `log` is told of what the review notices outside the repository (registry logins)."""
     started = time.perf_counter()
     settings = _file_settings(request.config) if request.config else None
-    repo = GitRepo.open(request.repo)
+    repo, (named_base, head_sha, base_sha) = GitRepo.open_compared(request.repo, request.base, request.head)
     try:
-        head_sha, named_base = repo.resolve(request.head), repo.resolve(request.base)
-        base_sha = repo.merge_base(named_base, head_sha)
         if base_sha == head_sha != named_base and log is not None:
             log(msg("cli-refs-swapped", base=request.base, head=request.head))
         base = repo.snapshot(base_sha)

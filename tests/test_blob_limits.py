@@ -102,8 +102,8 @@ def test_the_actions_git_mode_refuses_oversized_blobs_unread(
     reads: list[int] = []
     real = GitRepo._answer
 
-    def answer(self: GitRepo, out: object) -> bytes | None:
-        data = real(self, out)  # type: ignore[arg-type]
+    def answer(self: GitRepo, out: object, wanted: bytes) -> bytes | None:
+        data = real(self, out, wanted)  # type: ignore[arg-type]
         reads.append(len(data or b""))
         return data
 

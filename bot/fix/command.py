@@ -77,10 +77,9 @@ def _deadline_s(args: argparse.Namespace) -> float:
     from bot.sources.git import GitError, GitRepo
 
     try:
-        repo = GitRepo.open(args.repo)
+        repo, compared = GitRepo.open_compared(args.repo, args.base, args.head)
         try:
-            base = repo.merge_base(repo.resolve(args.base), repo.resolve(args.head))
-            settings = settings_at(repo.snapshot(base)) or Settings()
+            settings = settings_at(repo.snapshot(compared.merge_base)) or Settings()
         finally:
             repo.close()
     except (GitError, SettingsError) as exc:

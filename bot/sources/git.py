@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 from bot.catalog import msg
 from bot.sources.snapshot import Oversized, SourceError, is_plain_path
@@ -15,6 +16,7 @@ from bot.yamlsafe import MAX_BYTES
 
 _WINDOW = 8192  # bytes of requests sent to `git cat-file --batch` and not answered yet
 _CHUNK = 1 << 20  # the bytes of an oversized blob are passed over this many at a time
+_OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # a full object id, SHA-1 or SHA-256
 
 
 class GitError(SourceError):
@@ -34,6 +36,57 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
+class Compared(NamedTuple):
+    """The commits of a local review: what the base and head refs name, and where head forked
+    from base (the base commit itself when the two share no history)."""
+
+    base: str
+    head: str
+    merge_base: str
+
+
+class _Request(NamedTuple):
+    """One object asked of `git cat-file --batch`."""
+
+    into: dict[str, bytes | None]  # where the answer goes
+    key: str  # under which key
+    line: bytes  # the request sent: the object's id and a newline
+    kind: bytes = b"blob"  # the answer: the object's bytes when it is of this kind, else None
+
+
+def _compared(repo: Path, base: str, head: str) -> Compared | None:
+    """Whether `repo` is a repository, the commits both refs name and their merge base, from one
+    `git rev-parse B^{commit}...H^{commit}`: it prints head, base, then each merge base after a
+    `^`, the first one being `git merge-base`'s. None when that cannot tell all of it."""
+    if any(not ref or ref.startswith("-") or ".." in ref for ref in (base, head)):
+        return None  # not one ref each: `resolve` says what is wrong
+    range_ = f"{base}^{{commit}}...{head}^{{commit}}"
+    try:
+        lines = _git(repo, "rev-parse", "--is-inside-work-tree", "--is-bare-repository", range_).split()
+    except GitError:
+        return None
+    flags, shas, excluded = lines[:2], lines[2:4], lines[4:]
+    if "true" not in flags or len(shas) != 2 or not all(_OID.fullmatch(sha) for sha in shas):
+        return None
+    if not all(line[:1] == "^" and _OID.fullmatch(line[1:]) for line in excluded):
+        return None
+    return Compared(shas[1], shas[0], excluded[0][1:] if excluded else shas[1])
+
+
+def _message(commit: bytes) -> str:
+    """A commit object's message as `git log -1 --format=%B` prints it: the object up to a NUL
+    byte, decoded from its `encoding` header (UTF-8 when it has none, or as it is when it does
+    not decode), what follows the first blank line, and a newline."""
+    commit = commit.split(b"\0", 1)[0]
+    headers = commit.split(b"\n\n", 1)[0].split(b"\n")
+    named = [line.removeprefix(b"encoding ") for line in headers if line.startswith(b"encoding ")]
+    try:
+        text = commit.decode(named[0].decode("ascii") if named else "utf-8")
+    except (LookupError, UnicodeDecodeError):
+        text = commit.decode("utf-8", "surrogateescape")
+    return text.partition("\n\n")[2] + "\n"
+
+
 @dataclass
 class GitRepo:
     """A local repository; `snapshot(ref)` gives read-only views of single commits."""
@@ -43,11 +96,12 @@ class GitRepo:
     max_bytes: int = MAX_BYTES
     _cat: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _check: subprocess.Popen[bytes] | None = field(default=None, repr=False)  # `--batch-check`
-    # Requests for `git cat-file --batch`: (where the answer goes, path, request line). Queued ones
-    # are not sent yet; pending ones are sent and answered in this order.
-    _queued: deque[tuple[dict[str, bytes | None], str, bytes]] = field(default_factory=deque, repr=False)
-    _pending: deque[tuple[dict[str, bytes | None], str, bytes]] = field(default_factory=deque, repr=False)
+    # Requests for `git cat-file --batch`. Queued ones are not sent yet; pending ones are sent and
+    # answered in this order.
+    _queued: deque[_Request] = field(default_factory=deque, repr=False)
+    _pending: deque[_Request] = field(default_factory=deque, repr=False)
     _unanswered: int = field(default=0, repr=False)
+    _trees: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)  # `tree`'s answers
 
     @classmethod
     def open(cls, path: str | Path) -> GitRepo:
@@ -61,6 +115,19 @@ class GitRepo:
         if "true" not in inside:
             raise GitError(msg("git-not-a-repository", path=str(repo)))
         return cls(repo)
+
+    @classmethod
+    def open_compared(cls, path: str | Path, base: str, head: str) -> tuple[GitRepo, Compared]:
+        """`open(path)`, `resolve(head)`, `resolve(base)` and their `merge_base`, all from one
+        git process when the folder is a repository and both refs name commits; else one by
+        one, so that the error says which of them is wrong."""
+        folder = Path(path)
+        found = _compared(folder, base, head) if folder.is_dir() else None
+        if found is not None:
+            return cls(folder), found
+        repo = cls.open(folder)
+        head_sha, base_sha = repo.resolve(head), repo.resolve(base)
+        return repo, Compared(base_sha, head_sha, repo.merge_base(base_sha, head_sha))
 
     def resolve(self, ref: str) -> str:
         """The commit SHA a ref names, or a GitError saying the ref is unknown."""
@@ -80,22 +147,47 @@ class GitRepo:
         except GitError:
             return base
 
+    def remote_url(self, name: str) -> str:
+        """The URL of a remote; "" when there is no such remote."""
+        try:
+            return _git(self.path, "remote", "get-url", name).strip()
+        except GitError:
+            return ""
+
     def commit_message(self, sha: str) -> str:
-        """The full message of a commit (`[skip-sweep]` in it holds InferenceX's sweep back)."""
-        return _git(self.path, "log", "-1", "--format=%B", sha)
+        """The full message of a commit, as `git log -1 --format=%B` prints it (`[skip-sweep]` in
+        it holds InferenceX's sweep back), read through the `git cat-file --batch` process."""
+        found: dict[str, bytes | None] = {}
+        self._queued.append(_Request(found, sha, f"{sha}\n".encode("ascii"), b"commit"))
+        self._send()
+        self.collect(found, sha)
+        commit = found[sha]
+        if commit is None:
+            raise GitError(msg("git-unknown-ref", ref=sha, repo=str(self.path)))
+        return _message(commit)
 
     def changed_files(self, base: str, head: str) -> list[str]:
-        """Paths that differ between two commits (renames count as delete + add)."""
-        out = _git(self.path, "diff", "--name-only", "--no-relative", "--no-renames", "-z", base, head)
-        return [p for p in out.split("\0") if p]
+        """Paths whose mode, type or contents differ between two commits (renames count as
+        delete + add), by path bytes: what `git diff --name-only --no-renames` lists, found in
+        both commits' `tree`s."""
+        old, new = self.tree(base), self.tree(head)
+        changed = {path for path, _ in old.items() ^ new.items()}
+        return sorted(changed, key=lambda path: path.encode("utf-8", "surrogateescape"))
+
+    def tree(self, sha: str) -> dict[str, str]:
+        """Every path of a commit (files, symlinks, submodules) and its `<mode> <type> <id>`: one
+        `git ls-tree -r` per commit, kept."""
+        if sha not in self._trees:
+            # --full-tree: paths from the repository root, whatever folder `path` is (a subfolder
+            # would otherwise list relative names, and every master config would look removed).
+            out = _git(self.path, "ls-tree", "-r", "--full-tree", "-z", sha).split("\0")
+            entries = (line.partition("\t") for line in out if line)  # `<mode> <type> <id>\t<path>`
+            self._trees[sha] = {path: entry for entry, _, path in entries}
+        return self._trees[sha]
 
     def list_files(self, sha: str, prefix: str) -> list[str]:
-        # --full-tree: paths from the repository root, whatever folder `path` is (a subfolder
-        # would otherwise list relative names, and every master config would look removed).
-        args = ["ls-tree", "-r", "--full-tree", "--name-only", "-z", sha]
-        if prefix:
-            args += ["--", prefix]
-        return [p for p in _git(self.path, *args).split("\0") if p]
+        """The paths of a commit that start with `prefix`, sorted."""
+        return sorted(path for path in self.tree(sha) if path.startswith(prefix))
 
     def read(self, sha: str, path: str) -> bytes | None:
         """Blob contents through one long-lived `git cat-file --batch` process (an `Oversized`
@@ -160,7 +252,7 @@ class GitRepo:
             elif int(size) > self.max_bytes:
                 into[path] = Oversized(int(size), oid.decode("ascii"))
             else:
-                self._queued.append((into, path, oid + b"\n"))
+                self._queued.append(_Request(into, path, oid + b"\n"))
 
     def collect(self, into: dict[str, bytes | None], path: str) -> None:
         """Read git's answers, in the order they come, until `path` has arrived in `into`."""
@@ -169,9 +261,9 @@ class GitRepo:
         while path not in into:
             if not self._pending:
                 raise GitError(msg("git-cat-file-unasked", path=path))
-            target, wanted, line = self._pending.popleft()
-            self._unanswered -= len(line)
-            target[wanted] = self._answer(cat.stdout)
+            request = self._pending.popleft()
+            self._unanswered -= len(request.line)
+            request.into[request.key] = self._answer(cat.stdout, request.kind)
             self._send()
 
     def _send(self) -> None:
@@ -180,20 +272,21 @@ class GitRepo:
         cat = self._batch()
         assert cat.stdin
         lines = []
-        while self._queued and self._unanswered + len(self._queued[0][2]) <= _WINDOW:
+        while self._queued and self._unanswered + len(self._queued[0].line) <= _WINDOW:
             request = self._queued.popleft()
             self._pending.append(request)
-            self._unanswered += len(request[2])
-            lines.append(request[2])
+            self._unanswered += len(request.line)
+            lines.append(request.line)
         if lines:
             cat.stdin.write(b"".join(lines))
             cat.stdin.flush()
 
-    def _answer(self, out: IO[bytes]) -> bytes | None:
-        """One answer of `cat-file --batch`: `<oid> <type> <size>`, the bytes and a newline, of
-        which only a blob is a file; or one line `<name> missing` (`ambiguous`), where the name may
-        hold spaces. The size comes first: the bytes of a blob over `max_bytes` are passed over
-        a chunk at a time, never held, and it is an `Oversized`, as the API's tree makes it."""
+    def _answer(self, out: IO[bytes], wanted: bytes) -> bytes | None:
+        """One answer of `cat-file --batch`: `<oid> <type> <size>`, the bytes and a newline, which
+        are the answer when the type is `wanted` (a blob: a file); or one line `<name> missing`
+        (`ambiguous`), where the name may hold spaces. The size comes first: the bytes of a blob
+        over `max_bytes` are passed over a chunk at a time, never held, and it is an `Oversized`,
+        as the API's tree makes it (a commit is read whole, as `git log` would)."""
         line = out.readline()
         if not line:
             raise GitError(msg("git-cat-file-stopped"))
@@ -202,7 +295,7 @@ class GitRepo:
             return None
         oid, kind, size_text = line.split(b" ")
         size = int(size_text)
-        if size > self.max_bytes:
+        if size > self.max_bytes and wanted == b"blob":
             left = size + 1  # and the newline after the bytes
             while left:
                 chunk = out.read(min(left, _CHUNK))
@@ -212,7 +305,7 @@ class GitRepo:
             return Oversized(size, oid.decode("ascii")) if kind == b"blob" else None
         data = out.read(size)
         out.read(1)
-        return data if kind == b"blob" else None
+        return data if kind == wanted else None
 
     def _batch(self) -> subprocess.Popen[bytes]:
         if self._cat is not None and self._cat.poll() is not None and (self._pending or self._queued):
@@ -261,13 +354,6 @@ class GitSnapshot:
     label: str
     _cache: dict[str, bytes | None] = field(default_factory=dict, repr=False)
     _asked: set[str] = field(default_factory=set, repr=False)  # requested of git, maybe not read yet
-    _paths: frozenset[str] | None = field(default=None, repr=False)
-
-    def _all_paths(self) -> frozenset[str]:
-        """Every file path of the commit, listed once (only when a folder is listed)."""
-        if self._paths is None:
-            self._paths = frozenset(self.repo.list_files(self.sha, ""))
-        return self._paths
 
     def read(self, path: str) -> bytes | None:
         if path not in self._cache:
@@ -283,4 +369,4 @@ class GitSnapshot:
         self.repo.request(self._cache, self.sha, new)
 
     def list_files(self, prefix: str) -> list[str]:
-        return sorted(p for p in self._all_paths() if p.startswith(prefix))
+        return self.repo.list_files(self.sha, prefix)
