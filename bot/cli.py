@@ -42,16 +42,17 @@ class _Parser(argparse.ArgumentParser):
         raise ArgumentsError(self.prog, message)
 
 
-#: argparse's error texts (Python 3.11 to 3.13) → the catalog message and the parts it names.
+#: argparse's error texts (Python 3.11 to 3.13) → the catalog message and the parts it names
+#: (patterns compiled only when an error is read, by `re`'s own cache).
 _ARGPARSE = (
-    (re.compile(r"unrecognized arguments: (?P<names>.+)"), "cli-unknown-arguments"),
-    (re.compile(r"the following arguments are required: (?P<names>.+)"), "cli-missing-arguments"),
+    (r"unrecognized arguments: (?P<names>.+)", "cli-unknown-arguments"),
+    (r"the following arguments are required: (?P<names>.+)", "cli-missing-arguments"),
     (
-        re.compile(r"argument (?P<name>\S+): invalid choice: (?P<value>.+?) \(choose from (?P<choices>.+)\)"),
+        r"argument (?P<name>\S+): invalid choice: (?P<value>.+?) \(choose from (?P<choices>.+)\)",
         "cli-bad-choice",
     ),
-    (re.compile(r"argument (?P<name>\S+): invalid (?P<type>\w+) value: (?P<value>.+)"), "cli-bad-value"),
-    (re.compile(r"argument (?P<name>\S+): expected one argument"), "cli-needs-value"),
+    (r"argument (?P<name>\S+): invalid (?P<type>\w+) value: (?P<value>.+)", "cli-bad-value"),
+    (r"argument (?P<name>\S+): expected one argument", "cli-needs-value"),
 )
 
 
@@ -60,7 +61,7 @@ def _usage_error(exc: ArgumentsError) -> Msg:
     from bot.catalog import msg
 
     for pattern, message_id in _ARGPARSE:
-        found = pattern.fullmatch(exc.detail)
+        found = re.fullmatch(pattern, exc.detail)
         if found:
             parts = {k: v.strip("'") for k, v in found.groupdict().items()}
             if "names" in parts:

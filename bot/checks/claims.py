@@ -21,10 +21,10 @@ _MENTION = re.compile(
     r"(?<![\w-])[Cc](\d{1,6})(?![\w-])|\bconc(?:urrency|urrencies)?[\s=:]*(\d{1,6})\b", re.IGNORECASE
 )
 _CHAIN = re.compile(r"(?<![\w-])[Cc](\d{1,6})((?:/[Cc]?\d{1,6})+)")
-_MARKUP = re.compile(r"[`*]")  # code spans and emphasis: `NAME`=`1`, **C1:**
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[;。；！？]")
-_NAME = re.compile(r"(?<![\w-])[A-Za-z_][A-Za-z0-9_-]{0,80}")
-# The long patterns below are compiled on first use (re keeps them): most reviews never need them.
+# The patterns below are compiled on first use (re keeps them): most reviews never need them.
+_MARKUP = r"[`*]"  # code spans and emphasis: `NAME`=`1`, **C1:**
+_SENTENCE_END = r"(?<=[.!?])\s+|[;。；！？]"
+_NAME = r"(?<![\w-])[A-Za-z_][A-Za-z0-9_-]{0,80}"
 _QUOTED = r"'[^'\n]{0,80}'|\"[^\"\n]{0,80}\"|\[[^\]\n]{0,80}\]"
 # After `=` or `:`; Chinese punctuation ends a value too (`A=1、B=2`, as zh descriptions list them).
 _ANY = rf"{_QUOTED}|[^\s,;()\[\]'\"、，；（）。]{{1,80}}"
@@ -115,7 +115,7 @@ def _sentences(text: str) -> Iterable[tuple[str, tuple[int, ...]]]:
     """Each sentence with its scope: the concurrencies it names, or else those of its line."""
     for line in text.splitlines():
         in_line = tuple(mentioned_concurrencies(line))
-        for sentence in _SENTENCE_END.split(line):
+        for sentence in re.split(_SENTENCE_END, line):
             yield sentence, tuple(mentioned_concurrencies(sentence)) or in_line
 
 
@@ -125,7 +125,7 @@ def _plain(value: str) -> str:
 
 def _setting_claims(sentence: str, known: Callable[[str], bool]) -> Iterable[tuple[str, str, str]]:
     """(name, value, quote) for every known setting the sentence gives a value."""
-    for name in _NAME.finditer(sentence):
+    for name in re.finditer(_NAME, sentence):
         if not known(name.group()):
             continue
         value = re.compile(_VALUE).match(sentence, name.end())
@@ -146,8 +146,8 @@ def parse(texts: Iterable[str], known: Callable[[str], bool]) -> Claims:
     claims = Claims(cut=cut)
     looked = 0  # "as before" phrases looked at
     for index, text in enumerate(parts):
-        text = _MARKUP.sub("", text)
-        claims.named.update(setting_name(word).lower() for word in _NAME.findall(text))
+        text = re.sub(_MARKUP, "", text)
+        claims.named.update(setting_name(word).lower() for word in re.findall(_NAME, text))
         for sentence, scope in _sentences(text):
             found: list[SettingClaim | AsBefore] = [
                 SettingClaim(n, v, q, scope, index) for n, v, q in _setting_claims(sentence, known)

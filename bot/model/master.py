@@ -236,6 +236,13 @@ class _EntryReader:
         """Whether a concurrency of the point is an integer beyond ±MAX_CONCURRENCY (a problem
         naming the first such one)."""
         listed = point.get("conc-list")
+        values = (
+            *(listed if isinstance(listed, list) else ()),
+            point.get("conc-start"),
+            point.get("conc-end"),
+        )
+        if all(type(value) is not int or abs(value) <= MAX_CONCURRENCY for value in values):
+            return False  # the common case, without naming each value
         named = [("conc-list", v) for v in listed] if isinstance(listed, list) else []
         named += [(name, point.get(name)) for name in ("conc-start", "conc-end")]
         for name, value in named:

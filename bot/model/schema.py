@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -238,15 +238,16 @@ class Node:
         return child if isinstance(child, list) else [child] if isinstance(child, Node) else []
 
 
-@dataclass
 class Report:
     """Collects the problems of one document (its file and, for a master config, its key)."""
 
-    file: str
-    base: dict[str, Any]
-    problems: list[Problem] = field(default_factory=list)
-    # (line, field) pairs each problem is about: its own line and that of the mapping holding it.
-    places: set[tuple[int | None, str]] = field(default_factory=set)
+    __slots__ = ("base", "file", "places", "problems")
+
+    def __init__(self, file: str, base: dict[str, Any]) -> None:
+        self.file, self.base = file, base
+        self.problems: list[Problem] = []
+        # (line, field) pairs each problem is about: its own line and that of the mapping holding it.
+        self.places: set[tuple[int | None, str]] = set()
 
     def add(
         self,
@@ -391,11 +392,12 @@ def _concurrencies(node: Node, report: Report) -> None:
 
 
 def _hardware_on_both(node: Node, report: Report) -> None:
-    pools = [child for role in ("prefill", "decode") for child in node.nodes(role)]
-    sides = {child.where.rsplit(".", 1)[-1]: bool(child.parsed.get("hardware")) for child in pools}
-    if len(sides) == 2 and len(set(sides.values())) == 2:
-        lonely = "prefill" if sides["prefill"] else "decode"
-        child = node.nodes(lonely)[0]
+    prefill, decode = node.children.get("prefill"), node.children.get("decode")
+    if not (isinstance(prefill, Node) and isinstance(decode, Node)):
+        return
+    with_hardware = [child.parsed.get("hardware") is not None for child in (prefill, decode)]
+    if with_hardware[0] != with_hardware[1]:
+        lonely, child = ("prefill", prefill) if with_hardware[0] else ("decode", decode)
         report.add(
             "schema-hardware-one-side", child.line_of("hardware"), "hardware", child.where, role=lonely
         )
