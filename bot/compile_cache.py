@@ -1,11 +1,11 @@
 """Where compiled message templates are kept between runs, like Python's `__pycache__`.
 
 Compiling a jinja template takes about a millisecond, and a large review uses some fifty, so runs
-after the first load them from jinja2's own `FileSystemBytecodeCache` instead. The cache lives in
-`$PRBOT_CACHE_DIR` (set it to an empty value for no cache), else `$XDG_CACHE_HOME/prbot`, else
-`~/.cache/prbot`. jinja2 checks an entry against the template's text and the Python version; the
-entries' names here add the jinja2 version and the code that shapes a compiled template (it folds
-filters on constants into the code), so a stale entry is never used. A cache that cannot be read
+after the first load them from files instead (`_QuietCache`, a `jinja2.BytecodeCache`). The cache
+lives in `$PRBOT_CACHE_DIR` (set it to an empty value for no cache), else `$XDG_CACHE_HOME/prbot`,
+else `~/.cache/prbot`. An entry is checked against the template's text; the entries' names carry
+the Python and jinja2 versions and the code that shapes a compiled template (it folds filters on
+constants into the code), so a stale entry is never used. A cache that cannot be read
 or written is not used, silently: it can only make a review faster, never change or fail one.
 """
 
