@@ -3,8 +3,21 @@ bounded whatever the PR, and never a crash on odd report data."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
+
+from bot.example import ExampleRepo
 from bot.findings import Severity, finding
+from bot.local import LocalRequest, run_local
 from bot.output import changelog_draft as draft
+from bot.output.render import render_comment
+from tests.conftest import commit, replace
+
+#: The example's key on `cluster:mi325x-tw`, which the seed PR leaves alone.
+GLM = "glm5-fp8-mi325x-sglang-agentic-mtp"
+#: The start of that cluster's record in the example's runners.yaml.
+MI325X = "  mi325x-tw:\n    gpus-per-node: 8\n    available-cpu-dram-mib: "
 
 
 def _run(concurrency: int, tp: int, status: str = "changed", settings: list | None = None) -> dict:
@@ -45,8 +58,14 @@ def test_a_huge_change_is_described_in_bounded_sentences() -> None:
 
 
 def test_several_keys_are_named_and_the_rest_counted() -> None:
-    image = {"path": "image", "base": "vllm/vllm-openai:v0.21.0", "head": "vllm/vllm-openai:v0.25.0"}
-    changes = {f"key-{i}": {"common": [image], "runs": [_run(1, 8)]} for i in range(5)}
+    def image(i: int) -> dict:  # each key to another image: each is described
+        return {
+            "path": "image",
+            "base": "vllm/vllm-openai:v0.21.0",
+            "head": f"vllm/vllm-openai:v0.{25 + i}.0",
+        }
+
+    changes = {f"key-{i}": {"common": [image(i)], "runs": [_run(1, 8)]} for i in range(5)}
     lines = draft.description(list(changes), changes)
     assert (
         lines[0] == "key-0: At every concurrency: update the image from vllm/vllm-openai:v0.21.0 to v0.25.0."
@@ -74,6 +93,102 @@ def test_the_drafted_entry_names_each_uncovered_key_once_in_order_of_first_menti
         finding("changelog", Severity.BLOCKING, "changelog-missing", keys=["a", "b", 7]),
         finding("changelog", Severity.BLOCKING, "changelog-key-not-covered", key="c"),
         finding("changelog", Severity.BLOCKING, "changelog-key-not-covered", key="a"),
+        finding("changelog", Severity.BLOCKING, "changelog-hardware-key-not-covered", key="d"),
     ]
-    assert draft.drafted_keys(findings) == ["b", "a", "c"]
+    assert draft.drafted_keys(findings) == ["b", "a", "c", "d"]
     assert draft.drafted_keys(findings[1:2]) == []
+
+
+def test_the_runners_record_is_named_as_the_runners() -> None:
+    """A runners.yaml record's settings are its runs' `hardware.…`: the draft says whose they are,
+    by their path in the record, and every run of the key changed with them."""
+    common = [
+        {"path": "hardware.available-cpu-dram-mib", "base": 3095781, "head": 2500000},
+        {"path": "hardware.slurm.volumes.hf-hub-cache.path", "base": "/scratch/hf", "head": "/data/hf"},
+        {"path": "hardware.arch", "base": None, "head": "aarch64"},
+        {"path": "hardware.slurm.exclusive", "base": True, "head": None},
+    ]
+    view = {"common": common, "runs": [_run(1, 8, "as-before"), _run(4, 8, "as-before")]}
+    assert draft.description(["k"], {"k": view}) == [
+        "At every concurrency: set the runner's arch to aarch64; change the runner's available-cpu-dram-mib "
+        "from 3095781 to 2500000, the runner's slurm.volumes.hf-hub-cache.path from /scratch/hf to /data/hf; "
+        "remove the runner's slurm.exclusive (was true).",
+        "所有并发：将 runner 的 arch 设为 aarch64；"
+        "修改 runner 的 available-cpu-dram-mib（3095781 → 2500000）、"
+        "runner 的 slurm.volumes.hf-hub-cache.path（/scratch/hf → /data/hf）；"
+        "去掉 runner 的 slurm.exclusive（原为 true）。",
+    ]
+    assert draft.scenarios(["k"], {"k": view}) == ["fixed-seq-len"]
+    assert draft.scenarios(["k"], {"k": {**view, "common": []}}) == []  # nothing changed after all
+
+
+def test_keys_that_changed_alike_are_described_once() -> None:
+    """One cluster's record, and every key on it says the same: once, the keys in `config-keys`."""
+    dram = [{"path": "hardware.available-cpu-dram-mib", "base": 3774874, "head": 3095781}]
+    changes = {
+        "a": {"common": dram, "runs": [_run(1, 8, "as-before")]},
+        "b": {"common": dram, "runs": [_run(4, 8, "as-before"), _run(8, 8, "as-before")]},
+        "c": {"common": dram, "runs": [_run(2, 4, "as-before")]},
+        "d": {"common": dram, "runs": [_run(2, 4, "as-before")]},
+    }
+    assert draft.description(list(changes), changes) == [
+        "At every concurrency: change the runner's available-cpu-dram-mib from 3774874 to 3095781.",
+        "所有并发：修改 runner 的 available-cpu-dram-mib（3774874 → 3095781）。",
+    ]
+    changes["d"] = {"common": dram, "runs": [_run(2, 4, "added")]}
+    lines = draft.description(list(changes), changes)
+    assert lines[0].startswith("a: At every concurrency:") and lines[3] == (
+        "One other config key changes in the same review; see the prbot comment."
+    )
+
+
+def test_a_runners_yaml_change_no_new_entry_names_gets_the_drafted_entry_in_the_comment(
+    example: ExampleRepo,
+) -> None:
+    """The seed PR also lowers the host DRAM of the cluster GLM-5 runs on: its new entry names only
+    the Kimi-K3 key, so GLM-5 is uncovered through its runner alone, and the comment offers its
+    entry, saying what changed on the runner."""
+    head = commit(example.path, {"configs/runners.yaml": replace(MI325X + "2_063_104", MI325X + "2_000_000")})
+    report = run_local(example.request(head=head))[0]
+    [uncovered] = [f for f in report.findings if f.message_id == "changelog-hardware-key-not-covered"]
+    assert (uncovered.severity, uncovered.config_key) == (Severity.BLOCKING, GLM)
+    english, chinese = render_comment(report).split("<details><summary>中文</summary>")
+    assert "An entry drafted from what changed, to append to `perf-changelog.yaml`" in english
+    assert "根据改动起草的条目，可追加到 `perf-changelog.yaml`" in chinese
+    shown = english.split("```yaml\n", 1)[1].split("\n  ```", 1)[0]
+    offered = yaml.safe_load("\n".join(line.removeprefix("  ") for line in shown.splitlines()))
+    assert offered == [
+        {
+            "config-keys": [GLM],
+            "scenario-type": ["agentic-coding"],
+            "description": [
+                "At every concurrency: change the runner's available-cpu-dram-mib from 2063104 to 2000000.",
+                "所有并发：修改 runner 的 available-cpu-dram-mib（2063104 → 2000000）。",
+            ],
+            "pr-link": "XXX",
+        }
+    ]
+
+
+def test_the_real_runners_yaml_only_commit_is_drafted_once_for_all_its_keys(history: Path) -> None:
+    """InferenceX b2e6d86 ("Update available CPU DRAM for cluster b200-dgxc") changed runners.yaml
+    alone, with no changelog entry: the seven keys on that cluster get one entry, saying once what
+    changed on their runner, for the scenarios they run."""
+    request = LocalRequest(repo=str(history), base="b2e6d86^", head="b2e6d86", offline=True)
+    report = run_local(request)[0]
+    keys = draft.drafted_keys(report.findings)
+    assert len(keys) == 7 and all(report.changed_keys[key] == ["hardware"] for key in keys)
+    assert draft.entry_text(keys, report.changes, "XXX") == "\n".join(
+        [
+            "- config-keys:",
+            *(f"    - {key}" for key in keys),
+            "  scenario-type:",
+            "    - fixed-seq-len",
+            "    - agentic-coding",
+            "  description:",
+            "    - \"At every concurrency: change the runner's available-cpu-dram-mib"
+            ' from 3774874 to 3095781."',
+            '    - "所有并发：修改 runner 的 available-cpu-dram-mib（3774874 → 3095781）。"',
+            "  pr-link: XXX\n",
+        ]
+    )

@@ -488,3 +488,74 @@ def test_the_review_comment_offers_the_entry_prbot_fix_would_append(
     offered = yaml.safe_load("\n".join(line.removeprefix("  ") for line in shown.splitlines()))
     assert fix(example, capsys)[0] == 0
     assert [appended(base_log, read(example, CHANGELOG))] == offered
+
+
+#: The example's key on `cluster:mi325x-tw`, which the seed PR leaves alone, and that cluster's record.
+GLM = "glm5-fp8-mi325x-sglang-agentic-mtp"
+MI325X = "  mi325x-tw:\n    gpus-per-node: 8\n    available-cpu-dram-mib: 2_063_104\n"
+
+
+@pytest.mark.parametrize(
+    ("with_seed", "old", "new", "said", "left"),
+    [
+        # The seed PR also moves the cluster's HF cache: its entry names Kimi-K3 only.
+        (
+            True,
+            "        hf-hub-cache: {path: /data/hf-hub-cache}\n",
+            "        hf-hub-cache: {path: /scratch/hf-hub-cache}\n",
+            "change the runner's slurm.volumes.hf-hub-cache.path"
+            " from /data/hf-hub-cache to /scratch/hf-hub-cache",
+            [],
+        ),
+        # A PR of its own that only lowers the cluster's host DRAM: the budgets GLM-5's recipe pins
+        # at C8 and C16 no longer hold, which is the author's to fix (one line serves both).
+        (
+            False,
+            MI325X,
+            MI325X.replace("2_063_104", "2_000_000"),
+            "change the runner's available-cpu-dram-mib from 2063104 to 2000000",
+            ["dram-total-mismatch", "dram-total-mismatch"],
+        ),
+    ],
+    ids=["with-the-seed-pr", "runners-yaml-only"],
+)
+def test_a_key_changed_only_by_its_runners_record_gets_an_entry_appended(
+    example: ExampleRepo,
+    capsys: pytest.CaptureFixture[str],
+    with_seed: bool,
+    old: str,
+    new: str,
+    said: str,
+    left: list[str],
+) -> None:
+    base = example.base if with_seed else example.head
+    commit(example.path, {"configs/runners.yaml": replace(old, new)})
+    request = example.request(base=base, head="HEAD", pr_number=2290, pr_url=PR_URL)
+    if not with_seed:  # its own title and description, not the seed's
+        request = request._replace(title="Lower the host DRAM of cluster mi325x-tw", body="")
+    asking = "changelog-hardware-key-not-covered" if with_seed else "changelog-missing"
+    assert asking in ids(run_local(request)[0].findings, Severity.BLOCKING)
+    before = yaml.safe_load(read(example, CHANGELOG))
+
+    code = main(["--repo", str(example.path), "--base", base, "--offline", *PR])
+
+    out = capsys.readouterr().out
+    assert code == (1 if left else 0), out
+    after = yaml.safe_load(read(example, CHANGELOG))
+    assert len(after) == len(before) + 1
+    assert after[-1] == {
+        "config-keys": [GLM],
+        "scenario-type": ["agentic-coding"],
+        "description": [f"At every concurrency: {said}.", after[-1]["description"][1]],
+        "pr-link": PR_URL,
+    }
+    assert after[-1]["description"][1].startswith("所有并发：修改 runner 的 ")
+    assert f"appended an entry naming {GLM}, pr-link {PR_URL}, its description drafted" in out
+    commit(example.path, {}, "apply prbot fix")
+    report = run_local(request)[0]  # HEAD is the fixed commit now
+    found = ids(report.findings)
+    assert not [i for i in found if i == "changelog-missing" or i.endswith("-not-covered")]
+    assert not [i for i in found if i.endswith("-placeholder")]
+    assert ids(report.findings, Severity.BLOCKING) == left
+    assert ids(report.findings, Severity.WARNING) == []
+    assert "changelog-appended" in ids(report.findings, Severity.VERIFIED)

@@ -2,7 +2,9 @@
 key → common settings and runs), in the house style of InferenceX's own entries: what changed at
 every concurrency first, then per concurrency (`At C1: set ATOM_MONO_ENABLE=1; change max-num-seqs
 from 8 to 2.`), then the runs added and removed, English bullets then the same in Chinese; and the
-entry's `scenario-type`, the scenarios of the runs that changed.
+entry's `scenario-type`, the scenarios of the runs that changed. A setting of the runner's record in
+runners.yaml is named as such (`change the runner's available-cpu-dram-mib from 3095781 to 2500000`),
+and keys that all changed the same way (one cluster's record) are described once.
 
 `prbot fix` appends it; the review comment shows it where a changed key has no entry, and the
 inline review offers it as a suggestion on the changelog's last line when the PR's diff adds that
@@ -21,7 +23,12 @@ from bot.findings import Finding
 from bot.output import messages
 
 #: The findings that a changelog entry answers (`changelog-missing` names all its keys at once).
-DRAFT_FOR = ("changelog-missing", "changelog-key-not-covered", "changelog-recipe-key-not-covered")
+DRAFT_FOR = (
+    "changelog-missing",
+    "changelog-key-not-covered",
+    "changelog-recipe-key-not-covered",
+    "changelog-hardware-key-not-covered",
+)
 
 #: Keys described one by one; the others are counted in one bullet.
 DRAFT_KEYS = 3
@@ -32,6 +39,8 @@ VALUE_CHARS = 100
 #: List items and settings named in one sentence; the others are counted.
 ITEMS_SHOWN = 8
 SCENARIOS = ("fixed-seq-len", "agentic-coding")
+#: How a setting of the runner's record in runners.yaml begins (`bot.model.runs.HARDWARE`).
+HARDWARE = "hardware."
 
 
 def drafted_keys(findings: Iterable[Finding]) -> list[str]:
@@ -49,8 +58,13 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _name(setting: Mapping[str, Any]) -> str:
-    return str(setting.get("path", "")).rsplit(".", 1)[-1]
+def _name(setting: Mapping[str, Any]) -> str | Msg:
+    """A setting's name: the last part of its path; for the runner's record, its path in the record
+    (`the runner's slurm.partition`), as `path` alone would not say which."""
+    path = str(setting.get("path", ""))
+    if path.startswith(HARDWARE) and len(path) > len(HARDWARE):
+        return msg("draft-runner-setting", name=path[len(HARDWARE) :])
+    return path.rsplit(".", 1)[-1]
 
 
 def _image(base: str, head: str) -> tuple[str, str]:
@@ -82,7 +96,7 @@ def _parts(settings: Sequence[Any]) -> list[Msg]:
             lists += [msg("draft-list-add", name=name, items=_some(added))] if added else []
             lists += [msg("draft-list-remove", name=name, items=_some(removed))] if removed else []
         elif base is None and head is not None:
-            if ".env." in str(setting.get("path", "")):
+            if isinstance(name, str) and ".env." in str(setting.get("path", "")):
                 env.append(f"{name}={_value(head)}")
             else:
                 new.append(msg("draft-set", name=name, head=_value(head)))
@@ -158,12 +172,26 @@ def _key_sentences(lang: str, view: Mapping[str, Any]) -> list[str]:
     return sentences
 
 
+def _alike(lang: str, keys: Sequence[str], changes: Mapping[str, Any]) -> list[str] | None:
+    """The sentences every one of several keys is described by, when they are the same for all
+    (a runners.yaml record they all run on changed, and nothing else): None otherwise."""
+    first = _key_sentences(lang, changes[keys[0]]) if len(keys) > 1 else []
+    if first and all(_key_sentences(lang, changes[key]) == first for key in keys[1:]):
+        return first
+    return None
+
+
 def description(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
     """The description's bullets, English then Chinese; empty when the `changes` view says
-    nothing about these keys (then the author must write it)."""
+    nothing about these keys (then the author must write it). Several keys described by the same
+    sentences are described once, without their names: the entry's `config-keys` names them."""
+    described = [key for key in keys if isinstance(changes.get(key), Mapping)]
     lines: list[str] = []
     for lang in messages.LANGS:
-        described = [key for key in keys if isinstance(changes.get(key), Mapping)]
+        alike = _alike(lang, described, changes)
+        if alike is not None:
+            lines += alike
+            continue
         for key in described[:DRAFT_KEYS]:
             sentences = _key_sentences(lang, changes[key])
             if len(keys) > 1:
@@ -176,14 +204,16 @@ def description(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
 
 def scenarios(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
     """The `scenario-type` of an entry for `keys`: the scenarios of their runs that changed, were
-    added or removed (empty when unknown: then the entry names none, and every scenario runs)."""
+    added or removed (empty when unknown: then the entry names none, and every scenario runs). A
+    run "as before" changed too when its key has common changes (the runner's record, the image):
+    it is as before but for those."""
     found = {
         run["topology"].get("scenario")
         for key in keys
         if isinstance(changes.get(key), Mapping)
         for run in changes[key].get("runs") or []
         if isinstance(run, Mapping)
-        and run.get("status") != "as-before"
+        and (run.get("status") != "as-before" or bool(changes[key].get("common")))
         and isinstance(run.get("topology"), Mapping)
     }
     return [scenario for scenario in SCENARIOS if scenario in found]

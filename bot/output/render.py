@@ -580,7 +580,7 @@ class _Review:
             else None
         )
         shortened = shortened or (self._drafted(name, index) is not None and drafted is None)
-        entry_view = {"file": entry.file or "", "text": drafted} if drafted else None
+        entry_view = {"file": self._changelog_file(entry), "text": drafted} if drafted else None
         return layout().finding(
             lang, check, self._where(name, entry), text, suggestion, entry_view
         ), shortened
@@ -598,6 +598,16 @@ class _Review:
             drafted = changelog_draft.entry_text(keys, self.report.changes, "XXX")
             self._entry_text = textsafe.redact(drafted) if drafted else ""
         return self._entry_text or None
+
+    def _changelog_file(self, asking: Finding) -> str:
+        """The changelog the drafted entry is appended to: the one `changelog-missing` names, else
+        the one whose last line the review read (a key's own finding, `changelog-key-not-covered`
+        and the like, points at the key in its master config)."""
+        missing = [f.file for f in self.report.findings if f.message_id == "changelog-missing" and f.file]
+        if missing:
+            return missing[0]
+        end = self.report.changelog_end
+        return end.path if end is not None else asking.file or ""
 
     @staticmethod
     def _where(name: str, f: Finding) -> str:
