@@ -49,6 +49,10 @@ INT_TAG = "tag:yaml.org,2002:int"
 #: The longest base-60 integer (`1:20:30`) read: pyyaml builds one in time quadratic in its length
 #: (a 480 KB one took 33 s), as Python would a decimal one, which it refuses over 4,300 digits.
 MAX_SEXAGESIMAL_CHARS = 4_300
+#: A mapping key that is an integer of more digits refuses the file: every reader names keys in its
+#: findings (`a.b.c`), and Python cannot write an integer of over 4,300 digits in decimal.
+KEY_DIGITS = 4_000
+_KEY_LIMIT = 10**KEY_DIGITS
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _CONSTRUCTOR = SafeConstructor()
 _RESOLVERS = Resolver.yaml_implicit_resolvers
@@ -298,6 +302,9 @@ class _Builder:
                 continue
             key = frame.key
             if key is _NOTHING:
+                if type(value) is int and not -_KEY_LIMIT < value < _KEY_LIMIT:
+                    detail = f"a mapping key is an integer of over {KEY_DIGITS:,} digits"
+                    raise YamlProblem("long-key", detail, line, digits=KEY_DIGITS)
                 if type(event) is ScalarEvent:
                     frame.key_text = event.value
                 elif isinstance(value, (LineDict, LineList)):

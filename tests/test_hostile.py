@@ -544,6 +544,31 @@ def test_undecodable_bytes_are_named(example, review_example, name, data, messag
     assert named and all(f.check == check and f.file == path and f.line for f in named), describe(report)
 
 
+_LONG_KEY = "? 0x" + "f" * 5000 + "\n: 1\n"  # over 4,300 decimal digits: Python cannot write it
+
+
+@pytest.mark.parametrize(
+    ("path", "check", "text"),
+    [
+        (MASTER, "consistency", "\n" + _LONG_KEY),
+        (RECIPE, "recipe-selection", "\n" + _LONG_KEY),
+        (RUNNERS, "dram", "\n" + _LONG_KEY),
+        (CHANGELOG, "changelog", "\n- config-keys: [x]\n  " + _LONG_KEY.replace("\n:", "\n  :")),
+    ],
+)
+def test_a_mapping_key_no_reader_can_name_refuses_its_file(example, review_example, path, check, text):
+    """Every reader names keys in its findings (`a.b.c`); a key that is an integer too long for
+    Python's decimal text (a top-level key, a field, a changelog entry's) ended the whole review
+    with `review-crashed` and exit 2. Now its file is refused, named, and the review goes on."""
+    target = example.path / path
+    target.write_text(target.read_text(encoding="utf-8") + text + "\n", encoding="utf-8")
+    report = review_example({"notes.txt": "touch\n"})
+    assert_sound(report)
+    named = [f for f in report.findings if f.message_id == "yaml-long-key"]
+    assert named and all(f.check == check and f.file == path and f.line for f in named), describe(report)
+    assert report.verdict == "blocking"
+
+
 def test_alias_bomb_in_a_pr_is_refused_in_milliseconds(review_example) -> None:
     edits = {
         MASTER: append(bomb(12)),
