@@ -302,15 +302,15 @@ class _Builder:
                 continue
             key = frame.key
             if key is _NOTHING:
-                if type(value) is int and not -_KEY_LIMIT < value < _KEY_LIMIT:
-                    detail = f"a mapping key is an integer of over {KEY_DIGITS:,} digits"
-                    raise YamlProblem("long-key", detail, line, digits=KEY_DIGITS)
-                if type(event) is ScalarEvent:
-                    frame.key_text = event.value
+                if type(value) is str:  # the common case: the key is its own text
+                    frame.key_text = value
                 elif isinstance(value, (LineDict, LineList)):
                     raise YamlProblem("syntax", "found an unhashable mapping key", line)
+                elif type(value) is int and not -_KEY_LIMIT < value < _KEY_LIMIT:
+                    detail = f"a mapping key is an integer of over {KEY_DIGITS:,} digits"
+                    raise YamlProblem("long-key", detail, line, digits=KEY_DIGITS)
                 else:
-                    frame.key_text = str(value)
+                    frame.key_text = event.value if type(event) is ScalarEvent else str(value)
                 frame.key, frame.key_line = value, line
                 continue
             frame.key = _NOTHING
