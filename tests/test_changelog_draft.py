@@ -192,3 +192,18 @@ def test_the_real_runners_yaml_only_commit_is_drafted_once_for_all_its_keys(hist
             "  pr-link: XXX\n",
         ]
     )
+
+
+def test_what_changed_names_a_runners_field_by_its_place_in_the_record(example: ExampleRepo) -> None:
+    """Moving the HF cache of the cluster GLM-5 runs on: the comment's "What changed" said
+    `path` `/data/hf-hub-cache` → …, which could be any path; it names the runner's field as the
+    drafted entry does, in both languages."""
+    moved = replace("hf-hub-cache: {path: /data/hf-hub-cache}", "hf-hub-cache: {path: /scratch/hf}")
+    head = commit(example.path, {"configs/runners.yaml": moved})
+    english, chinese = render_comment(run_local(example.request(head=head))[0]).split(
+        "<details><summary>中文</summary>"
+    )
+    changed = "`slurm.volumes.hf-hub-cache.path` `/data/hf-hub-cache` → `/scratch/hf`"
+    assert f"the runner's {changed}" in english
+    assert f"runner 的 {changed}" in chinese
+    assert "`path` `/data/hf-hub-cache`" not in english

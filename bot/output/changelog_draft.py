@@ -58,13 +58,19 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def runner_field(path: str) -> str | None:
+    """Where a run's setting that comes from its runner's record in runners.yaml stands in that
+    record (`slurm.partition`), else None. The comment and the draft name such a setting by it: the
+    last part of its path alone (`path`) would not say which."""
+    return path[len(HARDWARE) :] if path.startswith(HARDWARE) and len(path) > len(HARDWARE) else None
+
+
 def _name(setting: Mapping[str, Any]) -> str | Msg:
     """A setting's name: the last part of its path; for the runner's record, its path in the record
-    (`the runner's slurm.partition`), as `path` alone would not say which."""
+    (`the runner's slurm.partition`)."""
     path = str(setting.get("path", ""))
-    if path.startswith(HARDWARE) and len(path) > len(HARDWARE):
-        return msg("draft-runner-setting", name=path[len(HARDWARE) :])
-    return path.rsplit(".", 1)[-1]
+    field = runner_field(path)
+    return msg("draft-runner-setting", name=field) if field is not None else path.rsplit(".", 1)[-1]
 
 
 def _image(base: str, head: str) -> tuple[str, str]:

@@ -207,8 +207,13 @@ def _items(lang: str, values: Sequence[Any]) -> str:
 
 
 def _setting(lang: str, setting: dict[str, Any]) -> str:
-    """One changed setting: its name (the last part of its path), then how it changed."""
-    name = textsafe.md_code(str(setting.get("path", "")).rsplit(".", 1)[-1])
+    """One changed setting: its name (the last part of its path; for the runner's record, its path
+    in the record, `the runner's slurm.partition`), then how it changed."""
+    path = str(setting.get("path", ""))
+    field = changelog_draft.runner_field(path)
+    name = textsafe.md_code(field if field is not None else path.rsplit(".", 1)[-1])
+    if field is not None:
+        name = _t(lang, "draft-runner-setting", name=Safe(name))
     added, removed = setting.get("added"), setting.get("removed")
     short = all(len(_value(setting.get(side))) <= VALUE_CHARS for side in ("base", "head"))
     if isinstance(added, list) and isinstance(removed, list) and not short:  # short lists: old → new
