@@ -102,8 +102,11 @@ def frozen(value: Any) -> Any:
     """A loaded value as something hashable, equal exactly when the values are equal by value and
     type (`True`, `1` and `1.0` differ; mappings in any order). Never an integer's decimal text,
     which Python refuses past 4,300 digits."""
-    if type(value) is str:  # no other loaded value equals a string: it stands for itself
+    kind = type(value)
+    if kind is str:  # no other loaded value equals a string: it stands for itself
         return value
+    if kind is int or kind is bool:  # the common scalars, before the other kinds are tried
+        return (kind.__name__, value)
     if isinstance(value, dict):  # mostly string keys: those skip the call
         pairs = ((k if type(k) is str else frozen(k), frozen(v)) for k, v in value.items())
         return ("map", frozenset(pairs))
@@ -111,7 +114,7 @@ def frozen(value: Any) -> Any:
         return ("seq", tuple(frozen(v) for v in value))
     if isinstance(value, float):
         return ("float", value.hex())  # tells 0.0 from -0.0, and nan equals nan
-    return (type(value).__name__, value)
+    return (kind.__name__, value)
 
 
 class Duplicate(NamedTuple):
