@@ -98,9 +98,45 @@ def on_point(old: str, new: str) -> tuple[dict, str]:
     return {MASTER: point(old, new)}, "consistency"
 
 
+HUGE = "0x" + "f" * 5000  # 6,021 decimal digits
+
 # name: (edits, check, message id, file, line or None for "any line")
 CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
     # --- master config: wrong types in every field the checks read --------------------------
+    # Values Python cannot write in decimal (over 4,300 digits), and a date, where each was read
+    # as text or converted: each ended the review (or its comment) with a crash.
+    "utilization-huge-int": case(
+        {MASTER: replace("    - dram-utilization: 0.45", "    - dram-utilization: " + HUGE)},
+        "consistency",
+        "schema-wrong-type",
+        MASTER,
+        34,
+    ),
+    "recipe-path-a-date": case(
+        {
+            MASTER: replace(
+                "srt-recipe: benchmarks/single_node/srt-slurm-recipes/qwen3.5", "srt-recipe: 2024-01-01 #"
+            )
+        },
+        "consistency",
+        "schema-wrong-type",
+        MASTER,
+        80,
+    ),
+    "old-changelog-entry-huge-int": case(
+        {CHANGELOG: replace('    - "Upgrade vLLM to v0.12.1', "    - " + HUGE + ' # "')},
+        "changelog",
+        "changelog-field-invalid",
+        CHANGELOG,
+        18,
+    ),
+    "runner-record-huge-int": case(
+        {RUNNERS: replace("2_063_104\n    arch: x86_64", "2_063_104\n    arch: " + HUGE)},
+        "changelog",
+        "changelog-hardware-key-not-covered",
+        MASTER,
+        None,
+    ),
     "tp-string": case(*on_point("tp: 8", 'tp: "8"'), "master-wrong-type", MASTER, 56),
     "tp-true": case(*on_point("tp: 8", "tp: true"), "master-wrong-type", MASTER, 56),
     "tp-list": case(*on_point("tp: 8", "tp: [8]"), "schema-wrong-type", MASTER, 56),

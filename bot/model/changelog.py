@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from bot.model import schema, wildcard
 from bot.model.problems import Problem, from_yaml
 from bot.sources.snapshot import Oversized
-from bot.yamlsafe import MAX_BYTES, LineDict, LineList, YamlProblem, decode, load
+from bot.yamlsafe import MAX_BYTES, LineDict, LineList, YamlProblem, decode, frozen, load
 
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 ENTRY_START = b"- config-keys:"
@@ -446,7 +446,7 @@ def _caused_by_pr(
 ) -> list[Problem]:
     """The head's problems that the PR brought in: not those of an entry the base already has
     word for word, nor a file-wide one the base already has (the PR may be repairing it)."""
-    old_entries = {_frozen(entry.raw) for entry in base}
+    old_entries = {frozen(entry.raw) for entry in base}
     file_wide = {p.message_id for p in base_problems}
     out = []
     for problem in problems:
@@ -455,7 +455,7 @@ def _caused_by_pr(
         if problem.message_id == "changelog-duplicate-key":
             entry = _entry_at(head, problem.line)
         if entry is not None:
-            if _frozen(entry.raw) in old_entries:
+            if frozen(entry.raw) in old_entries:
                 continue
         elif problem.message_id in file_wide:
             continue
@@ -472,16 +472,6 @@ def _not_in_base(entries: list[Entry], head: bytes, base: bytes) -> list[Entry]:
         for entry, start, end in zip(entries, starts, starts[1:], strict=False)
         if b"\n".join(lines[start - 1 : end - 1]).strip() not in base
     ]
-
-
-def _frozen(raw: Any) -> Any:
-    """An entry as a hashable value, equal for equal entries (to count them in a multiset). Keys
-    are ordered by their repr: a PR may mix key types (`1: x`, `a: y`), which do not sort."""
-    if isinstance(raw, dict):
-        return tuple(sorted((repr(key), _frozen(value)) for key, value in raw.items()))
-    if isinstance(raw, list):
-        return tuple(_frozen(value) for value in raw)
-    return repr(raw)
 
 
 def _without_link(raw: Any) -> Any:
@@ -520,7 +510,7 @@ def _mixed(path: str, corrections: list[tuple[Entry, str]]) -> list[Problem]:
 
 def _content(entry: Entry) -> Any:
     """An entry as the gate compares old ones: everything but its `pr-link`, hashable."""
-    return _frozen(_without_link(entry.raw))
+    return frozen(_without_link(entry.raw))
 
 
 def _match(old: list[Entry], new: list[Entry]) -> dict[int, int]:

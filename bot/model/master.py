@@ -380,15 +380,17 @@ def _utilization(reader: _EntryReader, group: dict, line: int | None) -> Decimal
             "master-wrong-type", where, field="dram-utilization", value=schema.shown(value), expected="number"
         )
         return None
-    try:
-        number = Decimal(str(value))
+    try:  # an integer straight to Decimal: its decimal text may be too long for Python to write
+        number = Decimal(value) if type(value) is int else Decimal(str(value))
     except InvalidOperation:
         reader.problem(
             "master-wrong-type", where, field="dram-utilization", value=schema.shown(value), expected="number"
         )
         return None
     if not number.is_finite() or not (0 < number <= 1):
-        reader.problem("master-bad-utilization", where, value=str(value))
+        reader.problem(
+            "master-bad-utilization", where, value=schema.shown(value) if type(value) is int else str(value)
+        )
         return None
     return number
 

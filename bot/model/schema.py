@@ -106,6 +106,8 @@ def _version(value: Any) -> Any:
 
 def _share(value: Any) -> Any:
     """A fraction in (0, 1]."""
+    if isinstance(value, int) and not 0 < value <= 1:
+        return _NO  # a whole number out of range, however long (`float` refuses one of over 308 digits)
     if isinstance(value, bool | int | float):
         number = float(value)
     elif isinstance(value, str) and len(value) <= 64:

@@ -20,7 +20,8 @@ from typing import Any
 from bot.catalog import Msg, msg
 from bot.checks import runlabels
 from bot.findings import Finding
-from bot.output import messages
+from bot.output import messages, numbers
+from bot.yamlsafe import frozen
 
 #: The findings that a changelog entry answers (`changelog-missing` names all its keys at once).
 DRAFT_FOR = (
@@ -55,7 +56,18 @@ def drafted_keys(findings: Iterable[Finding]) -> list[str]:
 
 
 def _value(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """A value as the description writes it: a string as it is, anything else as compact JSON; a
+    date as its text, an integer too long to write whole by its first and last digits (the same in
+    both languages: `0xffffffffff…ffffffffff`)."""
+    if isinstance(value, str):
+        return value
+    value = numbers.shown(value, _ends)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _ends(value: int) -> str:
+    negative, first, last, _count, as_hex = numbers.digits(value)
+    return f"{'-' if negative else ''}{'0x' if as_hex else ''}{first}…{last}"
 
 
 def runner_field(path: str) -> str | None:
@@ -147,10 +159,10 @@ def _key_sentences(lang: str, view: Mapping[str, Any]) -> list[str]:
     common = _parts(view.get("common") or [])
     if common:
         sentences.append(messages.text(msg("draft-every", parts=common), lang))
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+    groups: dict[Any, list[Mapping[str, Any]]] = {}
     for run in runs:
         if run.get("status") == "changed":
-            groups.setdefault(json.dumps(run.get("settings"), sort_keys=True, default=str), []).append(run)
+            groups.setdefault(frozen(run.get("settings")), []).append(run)
     for group in list(groups.values())[:DRAFT_GROUPS]:
         parts = _parts(group[0].get("settings") or [])
         if parts:
