@@ -137,6 +137,14 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         MASTER,
         None,
     ),
+    # A mapping where the sweep groups rows by model: the sweep plan crashed on it.
+    "model-a-mapping": case(
+        {MASTER: replace("  model: moonshotai/Kimi-K3\n", "  model: {}\n")},
+        "consistency",
+        "schema-wrong-type",
+        MASTER,
+        46,
+    ),
     "tp-string": case(*on_point("tp: 8", 'tp: "8"'), "master-wrong-type", MASTER, 56),
     "tp-true": case(*on_point("tp: 8", "tp: true"), "master-wrong-type", MASTER, 56),
     "tp-list": case(*on_point("tp: 8", "tp: [8]"), "schema-wrong-type", MASTER, 56),

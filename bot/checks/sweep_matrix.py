@@ -97,7 +97,9 @@ def eval_rows(matrix: list[Row], *, all_evals: bool) -> list[tuple[Row, int | No
     parallel: dict[tuple[Any, ...], list[tuple[int, int]]] = defaultdict(list)
     agentic: dict[tuple[Any, ...], list[tuple[int, int]]] = defaultdict(list)
     for index, row in enumerate(matrix):
-        family = (row.field("model"), row.entry.runner, row.entry.framework, row.field("precision"))
+        # `frozen`: a PR may write a mapping or a list where the model or precision should be
+        model, precision = frozen(row.field("model")), frozen(row.field("precision"))
+        family = (model, row.entry.runner, row.entry.framework, precision)
         eligible = _eligible(row)
         if row.agentic:
             if row.point.multinode:
