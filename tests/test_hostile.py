@@ -137,6 +137,13 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         MASTER,
         None,
     ),
+    "old-changelog-link-huge-int": case(
+        {CHANGELOG: replace("https://github.com/SemiAnalysisAI/InferenceX/pull/2133", HUGE)},
+        "changelog",
+        "changelog-field-invalid",
+        CHANGELOG,
+        None,
+    ),
     # A mapping where the sweep groups rows by model: the sweep plan crashed on it.
     "model-a-mapping": case(
         {MASTER: replace("  model: moonshotai/Kimi-K3\n", "  model: {}\n")},

@@ -58,6 +58,13 @@ class Entry:
         link = self.get("pr-link")
         return link if isinstance(link, str) else None
 
+    @property
+    def link_text(self) -> str:
+        """The `pr-link` as text to compare: as written; a value that is no text (a schema finding of
+        its own) by a bounded quote, never raising; empty when absent."""
+        link = self.get("pr-link")
+        return link if isinstance(link, str) else schema.shown(link) if link else ""
+
     def names(self, key: str) -> bool:
         """Whether one of this entry's `config-keys` names `key` (exactly, or through `*`)."""
         return any(pattern_matches(pattern, key) for pattern in self.config_keys)
@@ -490,7 +497,7 @@ def _entry_changes(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDi
     for before, after in zip(old, new, strict=False):
         if before.raw == after.raw:
             continue
-        old_link, new_link = str(before.get("pr-link") or ""), str(after.get("pr-link") or "")
+        old_link, new_link = before.link_text, after.link_text
         if old_link == new_link:
             params = {"index": after.index + 1}
             result.problems.append(Problem("changelog-reformatted", path, after.line, params))
@@ -565,7 +572,7 @@ def _matched(path: str, old: list[Entry], new: list[Entry]) -> ChangelogDiff:
     for number, entry in enumerate(old):
         if number in matched:
             after = new[matched[number]]
-            old_link, new_link = str(entry.get("pr-link") or ""), str(after.get("pr-link") or "")
+            old_link, new_link = entry.link_text, after.link_text
             if old_link != new_link:
                 result.corrections.append((after, old_link))
             continue
