@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.checks.claims import MAX_CHARS, MAX_CLAIMS, parse
+from bot.checks.claims import MAX_CHARS, MAX_CLAIMS, parse, same_value
 from bot.example import ExampleRepo
 from bot.findings import Finding, Severity
 from bot.report import Report
@@ -161,3 +161,11 @@ def test_a_setting_claim_states_the_new_value_and_never_a_reference_or_a_range()
         ("cuda-graph-max-bs", "288", (2048,)),
         ("cuda-graph-max-bs", "544", (4096,)),
     ]
+
+
+def test_a_run_value_too_long_to_write_is_compared_not_crashed() -> None:
+    """A run whose value is an integer of over 4,300 digits (a hex literal in a recipe): a claim
+    about it is simply not that value; comparing it raised ValueError."""
+    huge = int("f" * 5000, 16)
+    assert not same_value("1", huge)
+    assert not same_value("[1]", [huge])

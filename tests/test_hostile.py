@@ -620,6 +620,17 @@ def test_a_mapping_key_no_reader_can_name_refuses_its_file(example, review_examp
     assert report.verdict == "blocking"
 
 
+def test_a_changed_setting_too_long_to_write_is_quoted_in_the_claim_warning(review_example) -> None:
+    """The example PR says its other concurrencies serve as before; a recipe argument they all run
+    with set to an integer of over 4,300 digits makes that claim wrong, and its warning quotes the
+    value by its hex digits (it ended the consistency check with a crash)."""
+    report = review_example({RECIPE: replace("interval-tokens: null", "interval-tokens: " + HUGE)})
+    assert_sound(report)
+    [claim] = [f for f in report.findings if f.message_id == "consistency-claim-as-before"]
+    assert claim.severity is Severity.WARNING
+    assert "0xffffffff…ffff" in json.dumps(claim.params, ensure_ascii=False)
+
+
 def test_alias_bomb_in_a_pr_is_refused_in_milliseconds(review_example) -> None:
     edits = {
         MASTER: append(bomb(12)),

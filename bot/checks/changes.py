@@ -21,6 +21,7 @@ from typing import Any
 from bot.checks.context import CheckContext
 from bot.diff import KeyChange, Run
 from bot.findings import Finding, Severity, finding
+from bot.model import schema
 from bot.model.master import Point
 from bot.model.recipe import Variant
 from bot.model.runs import same
@@ -171,7 +172,7 @@ def _list_warnings(ctx: CheckContext) -> list[Finding]:
                     line=line,
                     variant=name,
                     path=path,
-                    items=[str(item) for item in gone],
+                    items=[schema.text(item) for item in gone],
                 )
             )
     return out

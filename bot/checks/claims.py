@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from bot.model import schema
+
 MAX_CHARS = 100_000  # of all the texts together, read in order
 MAX_CLAIMS = 50  # setting claims plus concurrencies said to be as before
 _MAX_SHOWN = 80  # characters of a claim kept to quote it
@@ -188,7 +190,7 @@ def _canonical(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list):
         return "[" + ",".join(_canonical(item) for item in value) + "]"
-    text = re.sub(r"\s+", "", str(value)).strip("'\"").lower()
+    text = re.sub(r"\s+", "", schema.text(value)).strip("'\"").lower()
     if text.startswith("[") and text.endswith("]"):
         return "[" + ",".join(_canonical(item) for item in text[1:-1].split(",") if item) + "]"
     try:

@@ -20,6 +20,7 @@ from bot.checks.claims import (
 from bot.checks.context import CheckContext
 from bot.diff import KeyChange, Run
 from bot.findings import Finding, Severity, finding, from_problem
+from bot.model import schema
 
 CHECK = "consistency"
 _SHOWN = 6  # concurrencies or settings a claim warning lists; the rest are counted
@@ -147,7 +148,7 @@ def _head_settings(ctx: CheckContext) -> HeadSettings:
 def _shown(value: Any) -> str | None:
     if value is None:
         return None
-    text = str(value)
+    text = schema.text(value)
     return text if len(text) <= _VALUE_SHOWN else text[: _VALUE_SHOWN - 1] + "…"
 
 

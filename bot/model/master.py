@@ -388,9 +388,7 @@ def _utilization(reader: _EntryReader, group: dict, line: int | None) -> Decimal
         )
         return None
     if not number.is_finite() or not (0 < number <= 1):
-        reader.problem(
-            "master-bad-utilization", where, value=schema.shown(value) if type(value) is int else str(value)
-        )
+        reader.problem("master-bad-utilization", where, value=schema.text(value))
         return None
     return number
 

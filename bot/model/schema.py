@@ -288,6 +288,15 @@ _REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 3
 _REPR.maxstring = _REPR.maxother = _VALUE_SHOWN
 
 
+def text(value: Any) -> str:
+    """`str(value)`, except that a value holding an integer too long for Python's decimal text (over
+    4,300 digits) gets `shown`'s bounded quote instead of raising."""
+    try:
+        return str(value)
+    except ValueError:
+        return shown(value)
+
+
 def shown(value: Any) -> str:
     """A short quote of a value; a huge one is never rendered whole, a huge integer never raises."""
     text = _REPR.repr(value)
