@@ -144,6 +144,35 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         CHANGELOG,
         None,
     ),
+    "dram-pin-huge-negative": case(
+        {RECIPE: replace("LMCACHE_MAX_LOCAL_CPU_SIZE: '128'", "LMCACHE_MAX_LOCAL_CPU_SIZE: -" + HUGE)},
+        "dram",
+        "dram-pool-oversubscribed",
+        RECIPE,
+        None,
+    ),
+    "dram-total-huge-list": case(
+        {RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: [" + HUGE + "]")},
+        "dram",
+        "dram-total-mismatch",
+        RECIPE,
+        None,
+    ),
+    "recipe-arg-huge-list": case(
+        {RECIPE: replace("decode-context-parallel-size: 8", "decode-context-parallel-size: [" + HUGE + "]")},
+        "recipe-selection",
+        "recipe-wrong-type",
+        RECIPE,
+        98,
+    ),
+    # The drafted entry names runs by their sequence lengths (`1k1k`): it crashed the comment.
+    "osl-huge-int": case(
+        {MASTER: replace("      osl: 1024", "      osl: " + HUGE)},
+        "changelog",
+        "changelog-key-not-covered",
+        MASTER,
+        None,
+    ),
     # A mapping where the sweep groups rows by model: the sweep plan crashed on it.
     "model-a-mapping": case(
         {MASTER: replace("  model: moonshotai/Kimi-K3\n", "  model: {}\n")},

@@ -16,6 +16,7 @@ from bot.model.recipe import Variant
 from bot.model.runners import Hardware, lookup, shape_problem
 
 CHECK = "dram"
+_MAX_DIGITS = 30  # digits of a pinned size read as a number; Python reads no more than 4,300
 
 
 def _int_setting(variant: Variant, name: str) -> tuple[int | None, Any, int | None]:
@@ -24,8 +25,10 @@ def _int_setting(variant: Variant, name: str) -> tuple[int | None, Any, int | No
     line = variant.line_of(path) if path else None
     if raw is None:
         return None, None, line
-    text = str(raw).strip()
-    return (int(text) if text.isdigit() else None), raw, line
+    text = schema.text(raw).strip()
+    if not text.isdigit() or len(text) > _MAX_DIGITS:  # no host has that many GB: not a pin to compare
+        return None, raw, line
+    return int(text), raw, line
 
 
 def _suggestion(source: str | None, name: str, value: int) -> str | None:
@@ -114,7 +117,7 @@ def _check_run(run: Run, calc: Budget, recipe_path: str, lines: Any, key: str) -
                 **common,
                 variant=variant.name,
                 concurrency=run.concurrency,
-                found=str(raw_total),
+                found=schema.text(raw_total),
                 expected=calc.total_gb,
                 **_calc_params(calc),
             )
@@ -131,7 +134,7 @@ def _check_run(run: Run, calc: Budget, recipe_path: str, lines: Any, key: str) -
                     suggestion=_suggestion(lines(lm_line), "LMCACHE_MAX_LOCAL_CPU_SIZE", pool),
                     **common,
                     variant=variant.name,
-                    found=str(raw_lmcache),
+                    found=schema.text(raw_lmcache),
                     tp=tp,
                     total=calc.total_gb,
                     expected=pool,
@@ -161,7 +164,7 @@ def _check_run(run: Run, calc: Budget, recipe_path: str, lines: Any, key: str) -
                 line=state_line,
                 **common,
                 variant=variant.name,
-                found=str(raw_state),
+                found=schema.text(raw_state),
                 pool=cap,
             )
         )

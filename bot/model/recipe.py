@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.model.images import PIN_RE, Pin
 from bot.model.problems import Problem, from_yaml
+from bot.model.schema import shown
 from bot.yamlsafe import LineDict, YamlProblem, decode, load
 
 MAX_ZIP_VARIANTS = 512
@@ -220,7 +221,7 @@ def _shape(layer: Any, variant: str, path: str) -> list[Problem]:
 
     def bad(parent: Any, key: Any, where: str, expected: str) -> None:
         line = parent.line_of(key) if isinstance(parent, LineDict) else None
-        params = {"variant": variant, "field": where, "value": repr(parent[key])[:80], "expected": expected}
+        params = {"variant": variant, "field": where, "value": shown(parent[key]), "expected": expected}
         problems.append(Problem("recipe-wrong-type", path, line, params))
 
     def mapping(parent: Any, key: str, where: str) -> dict | None:

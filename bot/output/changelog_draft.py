@@ -56,16 +56,18 @@ def drafted_keys(findings: Iterable[Finding]) -> list[str]:
 
 
 def _value(value: Any) -> str:
-    """A value as the description writes it: a string as it is, anything else as compact JSON; a
-    date as its text, an integer too long to write whole by its first and last digits (the same in
-    both languages: `0xffffffffff…ffffffffff`)."""
-    if isinstance(value, str):
-        return value
-    value = numbers.shown(value, _ends)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    """A value as the description writes it: a string as it is, anything else as compact JSON (a
+    date as its text)."""
+    return (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    )
 
 
 def _ends(value: int) -> str:
+    """An integer too long to write whole, by its first and last digits, the same in both languages
+    (`0xffffffffff…ffffffffff`)."""
     negative, first, last, _count, as_hex = numbers.digits(value)
     return f"{'-' if negative else ''}{'0x' if as_hex else ''}{first}…{last}"
 
@@ -202,7 +204,16 @@ def _alike(lang: str, keys: Sequence[str], changes: Mapping[str, Any]) -> list[s
 def description(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
     """The description's bullets, English then Chinese; empty when the `changes` view says
     nothing about these keys (then the author must write it). Several keys described by the same
-    sentences are described once, without their names: the entry's `config-keys` names them."""
+    sentences are described once, without their names: the entry's `config-keys` names them. A
+    value holding an integer too long for Python to write (a hostile `0x…` of thousands of digits)
+    is written by its ends (`_ends`) instead of ending the review's comment."""
+    try:
+        return _description(keys, changes)
+    except (ValueError, OverflowError):
+        return _description(keys, numbers.shown(changes, _ends))
+
+
+def _description(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
     described = [key for key in keys if isinstance(changes.get(key), Mapping)]
     lines: list[str] = []
     for lang in messages.LANGS:
