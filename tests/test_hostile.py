@@ -165,6 +165,20 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         RECIPE,
         98,
     ),
+    "selector-huge-mapping": case(
+        {RECIPE: replace("      KV_OFFLOADING: dram", "      KV_OFFLOADING: {a: " + HUGE + "}")},
+        "recipe-selection",
+        "recipe-wrong-type",
+        RECIPE,
+        None,
+    ),
+    "selector-huge-digits": case(
+        {RECIPE: replace("      CONC: '48'", "      CONC: '" + "9" * 5000 + "'")},
+        "recipe-selection",
+        "selection-none",
+        MASTER,
+        None,
+    ),
     # The drafted entry names runs by their sequence lengths (`1k1k`): it crashed the comment.
     "osl-huge-int": case(
         {MASTER: replace("      osl: 1024", "      osl: " + HUGE)},

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.model import schema
 from bot.model.master import Point
 from bot.model.recipe import DP_ARGS, EP_SIZE_ARGS, PARALLEL_ARGS, TP_ARGS, Recipe, Variant
 
@@ -47,8 +48,9 @@ def _int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isdigit():  # no count has 30 digits; Python reads no more than 4,300
+        return int(text) if len(text) <= 30 else None
     return None
 
 
@@ -150,9 +152,11 @@ def env_matches(variant: Variant, point: Point, concurrency: int) -> bool:
         return False
     if "TP" in env and _int(env["TP"]) != point.tp:
         return False
-    if "KV_OFFLOADING" in env and str(env["KV_OFFLOADING"]).strip().lower() != point.kv_offloading:
+    if "KV_OFFLOADING" in env and schema.text(env["KV_OFFLOADING"]).strip().lower() != point.kv_offloading:
         return False
-    return not ("SPEC_DECODING" in env and str(env["SPEC_DECODING"]).strip().lower() != point.spec_decoding)
+    return not (
+        "SPEC_DECODING" in env and schema.text(env["SPEC_DECODING"]).strip().lower() != point.spec_decoding
+    )
 
 
 def select(recipe: Recipe, point: Point, concurrency: int) -> list[Variant]:
