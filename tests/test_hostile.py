@@ -179,6 +179,10 @@ CASES: dict[str, tuple[dict, str, str, str, int | None]] = {
         MASTER,
         None,
     ),
+    # Runs are named by their parallelism (`TP8`) in several findings: that crashed recipe selection.
+    "tp-huge-int": case(
+        {MASTER: point("tp: 8", "tp: " + HUGE)}, "recipe-selection", "selection-none", MASTER, 56
+    ),
     # The drafted entry names runs by their sequence lengths (`1k1k`): it crashed the comment.
     "osl-huge-int": case(
         {MASTER: replace("      osl: 1024", "      osl: " + HUGE)},

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bot.model.master import Point
+from bot.model.schema import text
 
 
 def lengths(isl: Any, osl: Any) -> str | None:
@@ -18,22 +19,22 @@ def lengths(isl: Any, osl: Any) -> str | None:
     if type(isl) is not int or type(osl) is not int:
         return None
     if isl % 1024 == 0 and osl % 1024 == 0:
-        return f"{isl // 1024}k{osl // 1024}k"
-    return f"{isl}/{osl}"
+        return f"{text(isl // 1024)}k{text(osl // 1024)}k"
+    return f"{text(isl)}/{text(osl)}"
 
 
 def describe(fields: Mapping[str, Any]) -> str:
     """A parallelism config from its fields (a point's, or a run's `topology` in the JSON report:
     `tp`, `ep`, `pp`, `dcp`, `pcp`, `dp_attn`, `spec_decoding`, `kv_offloading`, and `isl`/`osl`
-    where known), e.g. `8k1k TP4 EP4 DP-attn`."""
+    where known), e.g. `8k1k TP4 EP4 DP-attn`; a number too long to write by `schema.text`'s quote."""
 
     def size(name: str) -> Any:
         value = fields.get(name)
         return value if type(value) is int and value > 1 else None
 
     spec, offload = fields.get("spec_decoding"), fields.get("kv_offloading")
-    parts = [lengths(fields.get("isl"), fields.get("osl")), f"TP{fields.get('tp')}"]
-    parts += [f"{name.upper()}{size(name)}" for name in ("ep", "pp", "dcp", "pcp") if size(name)]
+    parts = [lengths(fields.get("isl"), fields.get("osl")), f"TP{text(fields.get('tp'))}"]
+    parts += [f"{name.upper()}{text(size(name))}" for name in ("ep", "pp", "dcp", "pcp") if size(name)]
     parts.append("DP-attn" if fields.get("dp_attn") is True else None)
     parts.append(str(spec).upper() if spec not in (None, "none") else None)
     parts.append(f"{offload}-offload" if offload not in (None, "none") else None)

@@ -158,10 +158,27 @@ def _key_plan(
         "added": sorted({r.concurrency for r in change.added}) if change else [],
         "removed": sorted({r.concurrency for r in change.removed}) if change else [],
         "canary": runs[0] if runs else None,
-        "gpu_hours": round(gpu_seconds / 3600, 2),
+        "gpu_hours": round(_hours(gpu_seconds), 2),
         "untimed_runs": len(runs) - len(timed),
     }
     return plan, ordered[0][1] if ordered else None
+
+
+def _hours(seconds: int | float) -> int | float:
+    """GPU-seconds as hours; whole hours when they are too many for a float (a PR can write a GPU
+    count of thousands of digits)."""
+    try:
+        return seconds / 3600
+    except OverflowError:
+        return int(seconds) // 3600
+
+
+def _total(hours: list[int | float]) -> int | float:
+    """GPU-hours added up, to two decimals; whole hours when one is too many for a float."""
+    try:
+        return round(sum(hours), 2)
+    except OverflowError:
+        return sum(int(h) for h in hours)
 
 
 def plan(ctx: CheckContext) -> dict[str, Any]:
@@ -199,7 +216,7 @@ def _plan(ctx: CheckContext) -> tuple[dict[str, Any], dict[str, Point | None]]:
         "total_runs": sum(len(k["runs"]) for k in keys.values()),
         "total_jobs": sum(k["jobs"] for k in keys.values()),
         "total_eval_jobs": sum(k["eval_jobs"] for k in keys.values()),
-        "total_gpu_hours": round(sum(k["gpu_hours"] for k in keys.values()), 2),
+        "total_gpu_hours": _total([k["gpu_hours"] for k in keys.values()]),
     }, {key: canary for key, (_, canary) in plans.items()}
 
 
@@ -215,7 +232,7 @@ def _cost(runs: list[dict[str, Any]], duration: int) -> dict[str, Any]:
     fixed-seq-len run has no set duration and a run without GPUs no count, so theirs are unknown."""
     agentic = [r for r in runs if r["scenario"] == "agentic-coding"]
     timed = [r for r in agentic if r["gpus"] > 0]
-    hours = sum(duration * r["gpus"] for r in timed) / 3600
+    hours = _hours(sum(duration * r["gpus"] for r in timed))
     return {
         "timed": len(timed),
         "untimed": len(runs) - len(agentic),
