@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +45,19 @@ def shared_or_skip(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{_SKIP_PREFIX} {path} (set PRBOT_REAL_WORLD to the folder holding it)")
     return path
+
+
+def e2e_checkout(folder: Path) -> tuple[Path, str]:
+    """The real `inferencex-e2e` files as InferenceX holds them, committed in a new git repository
+    `folder/InferenceX` (skips when the real-world data is absent): the repository and its commit."""
+    source = shared_or_skip("inferencex-e2e")
+    repo = folder / "InferenceX"
+    shutil.copytree(
+        source, repo / "inferencex-e2e", ignore=shutil.ignore_patterns("_repo_root", "MANIFEST.tsv")
+    )
+    shutil.copytree(source / "_repo_root", repo, dirs_exist_ok=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    return repo, commit(repo, {}, "base: real files")
 
 
 @pytest.fixture(scope="session")

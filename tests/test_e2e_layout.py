@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,7 +9,7 @@ import pytest
 from bot.findings import Severity
 from bot.local import LocalRequest, run_local
 from bot.output.messages import en
-from tests.conftest import commit, replace, shared_or_skip
+from tests.conftest import commit, e2e_checkout, replace
 
 KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
 MASTER = "inferencex-e2e/configs/amd-master.yaml"
@@ -29,14 +27,7 @@ ENTRY = f"""
 
 @pytest.fixture(scope="module")
 def e2e_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    source = shared_or_skip("inferencex-e2e")
-    repo = tmp_path_factory.mktemp("e2e") / "InferenceX"
-    shutil.copytree(
-        source, repo / "inferencex-e2e", ignore=shutil.ignore_patterns("_repo_root", "MANIFEST.tsv")
-    )
-    shutil.copytree(source / "_repo_root", repo, dirs_exist_ok=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    return repo, commit(repo, {}, "base: real files")
+    return e2e_checkout(tmp_path_factory.mktemp("e2e"))
 
 
 def test_image_bump_on_the_real_files(e2e_repo: tuple[Path, str]) -> None:

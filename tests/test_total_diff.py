@@ -6,8 +6,6 @@ the history bundle, and checks that the review now sees it."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from bot.findings import Finding, Severity
 from bot.local import LocalRequest, run_local
 from bot.output.render import render_comment
 from bot.report import Report
-from tests.conftest import MASTER, RECIPE, commit, replace, shared_or_skip, squash_merge
+from tests.conftest import MASTER, RECIPE, commit, e2e_checkout, replace, squash_merge
 
 KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
 C48_POINT = (
@@ -77,14 +75,7 @@ def test_a_model_change_of_real_1780_is_shown_on_every_run(history: Path) -> Non
 
 @pytest.fixture
 def e2e(tmp_path: Path) -> tuple[Path, str]:
-    source = shared_or_skip("inferencex-e2e")
-    repo = tmp_path / "InferenceX"
-    shutil.copytree(
-        source, repo / "inferencex-e2e", ignore=shutil.ignore_patterns("_repo_root", "MANIFEST.tsv")
-    )
-    shutil.copytree(source / "_repo_root", repo, dirs_exist_ok=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    return repo, commit(repo, {}, "base: real files")
+    return e2e_checkout(tmp_path)
 
 
 def test_lowering_a_clusters_dram_rechecks_its_pinned_budgets(e2e: tuple[Path, str]) -> None:
