@@ -60,10 +60,10 @@ class Entry:
 
     @property
     def link_text(self) -> str:
-        """The `pr-link` as text to compare: as written; a value that is no text (a schema finding of
-        its own) by a bounded quote, never raising; empty when absent."""
+        """The `pr-link` as text to compare (a value that is no text is a schema finding of its own;
+        `schema.text` never raises on it); empty when absent."""
         link = self.get("pr-link")
-        return link if isinstance(link, str) else schema.shown(link) if link else ""
+        return schema.text(link) if link else ""
 
     def names(self, key: str) -> bool:
         """Whether one of this entry's `config-keys` names `key` (exactly, or through `*`)."""

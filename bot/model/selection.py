@@ -152,11 +152,14 @@ def env_matches(variant: Variant, point: Point, concurrency: int) -> bool:
         return False
     if "TP" in env and _int(env["TP"]) != point.tp:
         return False
-    if "KV_OFFLOADING" in env and schema.text(env["KV_OFFLOADING"]).strip().lower() != point.kv_offloading:
+    if "KV_OFFLOADING" in env and _word(env["KV_OFFLOADING"]) != point.kv_offloading:
         return False
-    return not (
-        "SPEC_DECODING" in env and schema.text(env["SPEC_DECODING"]).strip().lower() != point.spec_decoding
-    )
+    return not ("SPEC_DECODING" in env and _word(env["SPEC_DECODING"]) != point.spec_decoding)
+
+
+def _word(value: Any) -> str:
+    """A selector's value as compared with the point's: its text, trimmed, in lower case."""
+    return schema.text(value).strip().lower()
 
 
 def select(recipe: Recipe, point: Point, concurrency: int) -> list[Variant]:

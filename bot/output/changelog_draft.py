@@ -20,6 +20,7 @@ from typing import Any
 from bot.catalog import Msg, msg
 from bot.checks import runlabels
 from bot.findings import Finding
+from bot.model import runs
 from bot.output import messages, numbers
 from bot.yamlsafe import frozen
 
@@ -40,8 +41,8 @@ VALUE_CHARS = 100
 #: List items and settings named in one sentence; the others are counted.
 ITEMS_SHOWN = 8
 SCENARIOS = ("fixed-seq-len", "agentic-coding")
-#: How a setting of the runner's record in runners.yaml begins (`bot.model.runs.HARDWARE`).
-HARDWARE = "hardware."
+#: How a setting of the runner's record in runners.yaml begins.
+HARDWARE = runs.HARDWARE + "."
 
 
 def drafted_keys(findings: Iterable[Finding]) -> list[str]:
