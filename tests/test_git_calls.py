@@ -1,6 +1,6 @@
 """What a local review asks of git: how many processes it starts, and that each answer is the one
 the git command it replaced gave (`rev-parse --verify` and `merge-base`, `log -1 --format=%B`,
-`diff --name-only --no-renames`)."""
+`diff --name-only --no-renames`, `cat-file <commit>:<path>`)."""
 
 from __future__ import annotations
 
@@ -291,3 +291,51 @@ def test_changed_files_are_what_git_diff_lists(tmp_path: Path) -> None:
         assert git_repo.snapshot(sha).list_files("") == sorted(
             path for path in names.decode("utf-8", "surrogateescape").split("\0") if path
         )
+
+
+def _by_path(repo: Path, sha: str, path: str, max_bytes: int) -> bytes | str | None:
+    """What reading `sha:path` gave before files were asked for by their blob ids: the bytes of a
+    blob (its size alone, over `max_bytes`), None for anything else or nothing."""
+    spec = f"{sha}:{path}".encode("utf-8", "surrogateescape")
+    answer = _git(repo, "cat-file", "--batch-check", stdin=spec + b"\n").rstrip(b"\n")
+    if answer.endswith((b" missing", b" ambiguous")) or answer.split(b" ")[1] != b"blob":
+        return None
+    size = int(answer.split(b" ")[2])
+    return (
+        f"oversized {size}"
+        if size > max_bytes
+        else _git(repo, "cat-file", "blob", spec.decode("utf-8", "surrogateescape"))
+    )
+
+
+def test_a_file_read_by_its_blob_id_is_what_sha_colon_path_gave(tmp_path: Path) -> None:
+    """Files, an executable, an empty file, symlinks (to a file, to a folder, dangling), a path
+    through a symlinked folder, a folder, a submodule, a missing path, names that are not UTF-8
+    or need quoting, and a file over the size limit: each reads as `git cat-file sha:path` did."""
+    repo = _repo(tmp_path / "repo")
+    first = _commit_all(repo, "a commit the submodule names, so that git finds one by its id")
+    files = {"plain": "p\n", "run.sh": "x\n", "empty": "", "dir/inner": "i\n", "big": "b" * 100,
+             "with space": "s\n", 'quo"te': "q\n", "caf\u00e9": "c\n", "dir/deeper/leaf": "l\n"}  # fmt: skip
+    for path, content in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(content)
+    (repo / "run.sh").chmod(0o755)
+    (repo / os.fsdecode(b"\xff\xfe")).write_text("not utf-8\n")
+    (repo / "to-file").symlink_to("plain")
+    (repo / "to-dir").symlink_to("dir")
+    (repo / "dangling").symlink_to("nowhere")
+    sha = _commit_with_submodules(repo, {"module": first})
+    asked = [*files, os.fsdecode(b"\xff\xfe"), "to-file", "to-dir", "dangling", "to-dir/inner", "dir",
+             "dir/deeper", "module", "missing", "dir/missing", "plain/under-a-file"]  # fmt: skip
+
+    git_repo = GitRepo(repo, max_bytes=50)
+    try:
+        read = git_repo.read_many(sha, asked)
+        got = {
+            path: f"oversized {len(data)}" if len(data or b"") > 50 else data for path, data in read.items()
+        }
+    finally:
+        git_repo.close()
+
+    assert got == {path: _by_path(repo, sha, path, 50) for path in asked}
+    assert got["to-file"] == b"plain" and got["big"] == "oversized 100" and got["module"] is None
