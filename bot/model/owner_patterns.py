@@ -44,9 +44,8 @@ class Pattern:
     @cached_property
     def _literal(self) -> str | None:
         """The text the pattern is, when it has no wildcard (most rules): matched with `startswith`."""
-        chars = [step.chars for step in self.steps]
-        if all(step.kind == "one" and len(c or ()) == 1 for step, c in zip(self.steps, chars, strict=True)):
-            return "".join(next(iter(c or ())) for c in chars)
+        if all(step.kind == "one" and step.chars is not None and len(step.chars) == 1 for step in self.steps):
+            return "".join(min(step.chars or ()) for step in self.steps)
         return None
 
     def search(self, path: str) -> bool:
