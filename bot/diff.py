@@ -326,7 +326,9 @@ def compute(
     if too_many_runs is not None:
         problems.append(too_many_runs)
     notices = _not_read(changed_files, old, new)
-    notices += layout_mod.tree_moved(old.layout, layout, list(old.masters), list(new.masters))
+    moved = layout_mod.tree_moved(old.layout, layout, [*old.masters], [*new.masters], head, master_configs)
+    if moved is not None:  # two trees at the head: which one runs is unknown, so it blocks
+        (problems if moved.message_id == "layout-two-trees" else notices).append(moved)
     for change in keys.values():
         if change.head is not None:
             problems.extend(change.head.problems)

@@ -238,14 +238,14 @@ def at_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return repo, commit(repo, {}, "base: real files at the root")
 
 
-def _tree_copy(repo: Path) -> dict[str, str]:
-    """Every data file of the root, byte for byte, again under `inferencex-e2e/`."""
+def _tree_copy(tree: Path) -> dict[str, str]:
+    """Every data file of `tree`, byte for byte, at its path under `inferencex-e2e/`."""
     return {
-        E2E + str(path.relative_to(repo)): path.read_text(encoding="utf-8")
+        E2E + str(path.relative_to(tree)): path.read_text(encoding="utf-8")
         for folder in ("configs", "benchmarks")
-        for path in sorted((repo / folder).rglob("*"))
+        for path in sorted((tree / folder).rglob("*"))
         if path.is_file()
-    } | {E2E + CHANGELOG: (repo / CHANGELOG).read_text(encoding="utf-8")}
+    } | {E2E + CHANGELOG: (tree / CHANGELOG).read_text(encoding="utf-8")}
 
 
 def test_a_decoy_copy_of_the_tree_does_not_hide_a_root_change(at_root: tuple[Path, str]) -> None:
@@ -273,3 +273,15 @@ def test_moving_the_tree_says_so(at_root: tuple[Path, str]) -> None:
     assert "inferencex-e2e/configs/" in zh(found)
     assert not [f for f in report.findings if f.message_id == "master-missing"]
     assert not report.published_sets  # the same entries under the other tree change no key
+
+
+def test_a_second_tree_beside_the_one_the_base_read_blocks(e2e: tuple[Path, str]) -> None:
+    """The other way round: the real `inferencex-e2e/` tree, and a PR that adds a copy at the root
+    (which the review then reads) while changing the `inferencex-e2e/` files."""
+    repo, base = e2e
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--detach", base], check=True)
+    copy = {path.removeprefix(E2E): text for path, text in _tree_copy(repo / E2E).items()}
+    report = _review(repo, base, {**copy, E2E + AMD: replace(OLD_IMAGE, NEW_IMAGE)})
+    [found] = _blocking(report, "layout-two-trees")
+    assert found.params["before"] == E2E + "configs/" and found.params["after"] == "configs/"
+    assert "keep one tree" in en(found) and "请只保留一套目录" in zh(found)

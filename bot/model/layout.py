@@ -112,12 +112,24 @@ def lost_masters(
     ]
 
 
-def tree_moved(old: Layout, new: Layout, old_masters: list[str], new_masters: list[str]) -> list[Problem]:
-    """The tree the generator reads is another at the head (`inferencex-e2e/` and the root)."""
+def tree_moved(
+    old: Layout,
+    new: Layout,
+    old_masters: list[str],
+    new_masters: list[str],
+    head: Snapshot,
+    names: tuple[str, ...],
+) -> Problem | None:
+    """The tree the generator reads is another at the head (`inferencex-e2e/` and the root): a
+    move (`layout-moved`), or, when the tree the base read is still there, a second tree added
+    beside it (`layout-two-trees`): which of the two runs is then the workflows' to say, not the
+    files', so neither review would be of what runs."""
     if old.root == new.root or not old_masters or not new_masters:
-        return []
+        return None
     params = {"before": old.configs_dir, "after": new.configs_dir, "masters": new_masters}
-    return [Problem("layout-moved", new_masters[0], None, params)]
+    if master_config_paths(head, old, names):
+        return Problem("layout-two-trees", new_masters[0], None, params)
+    return Problem("layout-moved", new_masters[0], None, params)
 
 
 def master_config_paths(
