@@ -32,7 +32,6 @@ _ENTRY_LINE = re.compile(rb"^- config-keys:[^\n]*\n", re.MULTILINE)
 # linear time (`[ \t]+\n` retries the whole run of spaces from each of its characters).
 _TRAILING_SPACE = re.compile(rb"[ \t]\n")
 PR_LINK_LINE = b"  pr-link:"
-# What the gate's schema (a pydantic model) reads as a boolean, besides true and false.
 
 
 @dataclass(frozen=True)

@@ -126,10 +126,12 @@ def compile_pattern(pattern: str) -> Pattern:
     while index < len(text):
         char = text[index]
         index += 1
-        if char == "\\":
-            if index < len(text):
-                char, index = text[index], index + 1
-                steps.append(_one(char)) if listed is None else listed.add(char)
+        if char == "\\":  # the next character as itself (nothing, at the end)
+            if index < len(text) and listed is not None:
+                listed.add(text[index])
+            elif index < len(text):
+                steps.append(_one(text[index]))
+            index += 1
             continue
         if listed is not None:
             if char in "*?":
