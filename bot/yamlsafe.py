@@ -4,7 +4,9 @@ libyaml (pyyaml's C parser) turns the text into events; a handler per kind of ev
 objects straight from those events, recording the 1-based line of every mapping key and sequence
 item and noting duplicate keys instead of silently keeping the last one (a second `<<:` key in one
 mapping too: it is merged, over the first, and noted). Scalars mean what they mean to
-`yaml.safe_load` (YAML 1.1: `yes` is true, `0x1F` is 31), `<<:` merges follow the YAML merge-key
+`yaml.safe_load` (YAML 1.1: `yes` is true, `0x1F` is 31), a tag on a mapping or a sequence is
+refused as `yaml.safe_load` refuses it (or, for `!!set`, `!!omap` and `!!pairs`, which it builds
+into a set or a list of pairs, as a value no reader here models), `<<:` merges follow the YAML merge-key
 spec (see `_merged`), and an aliased node is shared, as pyyaml does. Skipping pyyaml's
 node tree makes this about 1.7 times faster than `yaml.load(..., Loader=yaml.CSafeLoader)`.
 
