@@ -77,6 +77,7 @@ def test_a_master_config_key_that_is_not_a_string_blocks(e2e: tuple[Path, str], 
     report = _review(repo, base, {E2E + AMD: lambda text: f"{text}\n{key}:\n{entry}\n"})
     [found] = _blocking(report, "master-key-not-string")
     assert found.file == E2E + AMD and found.line == real.count("\n") + 2
+    assert found.params["key"] == {"~": "null"}.get(key, key)  # as YAML writes it
     assert "load_config_files" in en(found) and "load_config_files" in zh(found)
 
 

@@ -125,7 +125,8 @@ def parse_master(data: bytes) -> Parsed:
         name = str(key)
         if type(key) is not str:  # `12345:`, `true:`, `2026-01-01:`: `"*" in key` fails upstream
             line = loaded.data.lines.get(key)
-            problems.append(("master-key-not-string", line, {"key": name}))
+            written = "null" if key is None else str(key).lower() if type(key) is bool else name
+            problems.append(("master-key-not-string", line, {"key": written}))
         if name in entries:  # `1:` and `"1":` are one config key to the generator's lookups
             line = loaded.data.lines.get(key)
             problems.append(("master-duplicate-key", line, {"key": name, "first_line": lines[name]}))
