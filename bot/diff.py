@@ -311,6 +311,7 @@ def compute(
     layout = new.layout
     changed = set(changed_files)
     problems = _odd_names(changed_files, (old.layout, new.layout)) + _key_problems(new)
+    problems += layout_mod.lost_masters([*old.masters], old.layout, [*new.masters], layout, master_configs)
     for path, master in new.masters.items():  # a file the PR did not touch is not its fault
         if path in changed or path not in old.masters:
             problems.extend(p for p in master.problems if p not in problems)
@@ -325,6 +326,9 @@ def compute(
     if too_many_runs is not None:
         problems.append(too_many_runs)
     notices = _not_read(changed_files, old, new)
+    moved = layout_mod.tree_moved(old.layout, layout, [*old.masters], [*new.masters], head, master_configs)
+    if moved is not None:  # two trees at the head: which one runs is unknown, so it blocks
+        (problems if moved.message_id == "layout-two-trees" else notices).append(moved)
     for change in keys.values():
         if change.head is not None:
             problems.extend(change.head.problems)

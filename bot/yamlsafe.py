@@ -4,7 +4,9 @@ libyaml (pyyaml's C parser) turns the text into events; a handler per kind of ev
 objects straight from those events, recording the 1-based line of every mapping key and sequence
 item and noting duplicate keys instead of silently keeping the last one (a second `<<:` key in one
 mapping too: it is merged, over the first, and noted). Scalars mean what they mean to
-`yaml.safe_load` (YAML 1.1: `yes` is true, `0x1F` is 31), `<<:` merges follow the YAML merge-key
+`yaml.safe_load` (YAML 1.1: `yes` is true, `0x1F` is 31), a tag on a mapping or a sequence is
+refused as `yaml.safe_load` refuses it (or, for `!!set`, `!!omap` and `!!pairs`, which it builds
+into a set or a list of pairs, as a value no reader here models), `<<:` merges follow the YAML merge-key
 spec (see `_merged`), and an aliased node is shared, as pyyaml does. Skipping pyyaml's
 node tree makes this about 1.7 times faster than `yaml.load(..., Loader=yaml.CSafeLoader)`.
 
@@ -53,7 +55,16 @@ MAX_SEXAGESIMAL_CHARS = 4_300
 #: findings (`a.b.c`), and Python cannot write an integer of over 4,300 digits in decimal.
 KEY_DIGITS = 4_000
 _KEY_LIMIT = 10**KEY_DIGITS
-_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+MAP_TAG = "tag:yaml.org,2002:map"
+SEQ_TAG = "tag:yaml.org,2002:seq"
+_COLLECTION_TAGS = (MAP_TAG, SEQ_TAG)
+#: Tags `yaml.safe_load` builds from a collection into something other than a dict or a list: a
+#: Python set (`!!set`, from a mapping) or a list of pairs (`!!omap`, `!!pairs`, from a sequence).
+_OTHER_COLLECTIONS = {  # tag → whether it is written on a mapping
+    "tag:yaml.org,2002:set": True,
+    "tag:yaml.org,2002:omap": False,
+    "tag:yaml.org,2002:pairs": False,
+}
 _CONSTRUCTOR = SafeConstructor()
 _RESOLVERS = Resolver.yaml_implicit_resolvers
 _PLAIN_CACHE_SIZE = 50_000
@@ -230,6 +241,24 @@ class _Frame:
 _Node = tuple[Any, int, int, int]  # a finished node: its value, line, expanded size and height
 
 
+def _collection_tag(tag: str, is_map: bool, line: int) -> None:
+    """Refuse a tag on a mapping or a sequence as `yaml.safe_load` does (with its words), or, for
+    the tags it builds into a set or a list of pairs, as a value no InferenceX file holds and prbot
+    does not review: a tagged collection never loads as the plain one it is written as."""
+    found = "mapping" if is_map else "sequence"
+    if tag in _OTHER_COLLECTIONS:
+        if _OTHER_COLLECTIONS[tag] == is_map:
+            raise YamlProblem("collection-tag", f"{tag} on a {found}", line, tag=tag.rsplit(":", 1)[-1])
+        wanted = "mapping" if _OTHER_COLLECTIONS[tag] else "sequence"
+        raise YamlProblem("syntax", f"expected a {wanted} node, but found {found} ({tag})", line)
+    if tag in _COLLECTION_TAGS:
+        wanted = "mapping" if tag == MAP_TAG else "sequence"
+        raise YamlProblem("syntax", f"expected a {wanted} node, but found {found} ({tag})", line)
+    if tag in _CONSTRUCTOR.yaml_constructors:  # a scalar's tag: `!!str {…}`, `!!int […]`
+        raise YamlProblem("syntax", f"expected a scalar node, but found {found} ({tag})", line)
+    raise YamlProblem("syntax", f"could not determine a constructor for the tag {tag[:80]!r}", line)
+
+
 class _Builder:
     """Python objects from libyaml's events for one document, within the limits.
 
@@ -350,14 +379,16 @@ class _Builder:
         return value
 
     def _start(self, event: MappingStartEvent | SequenceStartEvent) -> None:
-        """A new collection, within the nesting limit."""
+        """A new collection, within the nesting limit, with no tag but its own kind's."""
         line = event.start_mark.line + self.offset
         if len(self.stack) >= self.max_depth:
             raise YamlProblem("too-deep", f"nesting deeper than {self.max_depth} levels", line)
+        is_map = type(event) is MappingStartEvent
+        if event.tag is not None and event.tag != "!" and event.tag != (MAP_TAG if is_map else SEQ_TAG):
+            _collection_tag(event.tag, is_map, line)
         if event.anchor is not None:
             self._new_anchor(event.anchor, line)
             self.open_anchors.add(event.anchor)
-        is_map = type(event) is MappingStartEvent
         # Made without the Python-level __init__ (a call per collection, thousands per file).
         value = dict.__new__(LineDict) if is_map else list.__new__(LineList)
         value.lines = {} if is_map else []

@@ -32,9 +32,6 @@ _ENTRY_LINE = re.compile(rb"^- config-keys:[^\n]*\n", re.MULTILINE)
 # linear time (`[ \t]+\n` retries the whole run of spaces from each of its characters).
 _TRAILING_SPACE = re.compile(rb"[ \t]\n")
 PR_LINK_LINE = b"  pr-link:"
-# What the gate's schema (a pydantic model) reads as a boolean, besides true and false.
-_TRUE = {"1", "on", "t", "true", "y", "yes"}
-_FALSE = {"0", "off", "f", "false", "n", "no"}
 
 
 @dataclass(frozen=True)
@@ -197,12 +194,9 @@ def pattern_matches(pattern: str, key: str) -> bool:
 
 
 def _as_bool(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    word = value.strip().lower() if isinstance(value, str) else None
-    return True if word in _TRUE else False if word in _FALSE else None
+    """A flag as pydantic 2 reads it (`schema.BOOL`), else None."""
+    parsed = schema.BOOL.accepts(value)
+    return parsed if isinstance(parsed, bool) else None
 
 
 def _line_at(data: bytes, position: int, first_line: int = 1) -> int:

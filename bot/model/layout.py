@@ -6,6 +6,7 @@ import posixpath
 from typing import NamedTuple
 
 from bot.model.owners import CODEOWNERS_PATHS
+from bot.model.problems import Problem
 from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot
 
@@ -72,14 +73,63 @@ def _existing(snapshot: Snapshot, paths: list[str]) -> list[str]:
 
 
 def detect(snapshot: Snapshot, names: tuple[str, ...] = MASTER_CONFIGS) -> Layout:
-    """The root at this ref: `inferencex-e2e/` when a master config is there, else the repository
-    root when one is there (or in the older `.github/configs/`); with none anywhere,
-    `inferencex-e2e/` when its `configs/` folder exists, else the repository root."""
-    if _existing(snapshot, [E2E_ROOT + name for name in names]):
-        return Layout(E2E_ROOT)
+    """The root at this ref, as InferenceX's generator finds its master configs: the repository
+    root when one is there (or in the older `.github/configs/`), whatever else the ref holds (its
+    `utils/constants.py` names them from the root, so a copy under `inferencex-e2e/` is not what
+    runs); else `inferencex-e2e/` when one is there; with none anywhere, `inferencex-e2e/` when its
+    `configs/` folder exists, else the repository root."""
     if master_config_paths(snapshot, Layout(""), names):
         return Layout("")
+    if _existing(snapshot, [E2E_ROOT + name for name in names]):
+        return Layout(E2E_ROOT)
     return Layout(E2E_ROOT if snapshot.list_files(E2E_ROOT + "configs/") else "")
+
+
+def names_read(paths: list[str], layout: Layout, names: tuple[str, ...] = MASTER_CONFIGS) -> dict[str, str]:
+    """Which of `names` the master configs at `paths` (read with `layout`) stand for: name → path."""
+    read = set(paths)
+    places = (layout.root,) if layout.root else ("", OLDER_PREFIX)
+    found = {}
+    for name in names:
+        path = next((place + name for place in places if place + name in read), None)
+        if path is not None:
+            found[name] = path
+    return found
+
+
+def lost_masters(
+    old: list[str], old_layout: Layout, new: list[str], new_layout: Layout, names: tuple[str, ...]
+) -> list[Problem]:
+    """A master config the base read that the head does not have: upstream's `load_config_files`
+    refuses a missing file, so no later sweep could be generated. A file the base did not have
+    either (a repository with only one of them) is not asked for."""
+    kept = names_read(new, new_layout, names)
+    lost = [(new_layout.root + name, path) for name, path in names_read(old, old_layout, names).items()]
+    return [
+        Problem("master-missing", gone, None, {"path": gone, "before": path})
+        for gone, path in lost
+        if gone.removeprefix(new_layout.root) not in kept
+    ]
+
+
+def tree_moved(
+    old: Layout,
+    new: Layout,
+    old_masters: list[str],
+    new_masters: list[str],
+    head: Snapshot,
+    names: tuple[str, ...],
+) -> Problem | None:
+    """The tree the generator reads is another at the head (`inferencex-e2e/` and the root): a
+    move (`layout-moved`), or, when the tree the base read is still there, a second tree added
+    beside it (`layout-two-trees`): which of the two runs is then the workflows' to say, not the
+    files', so neither review would be of what runs."""
+    if old.root == new.root or not old_masters or not new_masters:
+        return None
+    params = {"before": old.configs_dir, "after": new.configs_dir, "masters": new_masters}
+    if master_config_paths(head, old, names):
+        return Problem("layout-two-trees", new_masters[0], None, params)
+    return Problem("layout-moved", new_masters[0], None, params)
 
 
 def master_config_paths(

@@ -117,14 +117,16 @@ def parse_master(data: bytes) -> Parsed:
         ("master-duplicate-key", dup.line, {"key": dup.key, "first_line": dup.first_line})
         for dup in loaded.duplicates
     ]
-    if loaded.data is None:
-        return Parsed({}, {}, tuple(problems))
-    if not isinstance(loaded.data, dict):
-        return Parsed(None, {}, (("master-not-mapping", 1, {}),))
+    if not isinstance(loaded.data, dict):  # an empty file (or only comments) too: upstream's
+        return Parsed(None, {}, (("master-not-mapping", 1, {}),))  # `load_config_files` refuses it
     entries: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for key, value in loaded.data.items():
         name = str(key)
+        if type(key) is not str:  # `12345:`, `true:`, `2026-01-01:`: `"*" in key` fails upstream
+            line = loaded.data.lines.get(key)
+            written = "null" if key is None else str(key).lower() if type(key) is bool else name
+            problems.append(("master-key-not-string", line, {"key": written}))
         if name in entries:  # `1:` and `"1":` are one config key to the generator's lookups
             line = loaded.data.lines.get(key)
             problems.append(("master-duplicate-key", line, {"key": name, "first_line": lines[name]}))

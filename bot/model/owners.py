@@ -1,8 +1,10 @@
 """CODEOWNERS: where GitHub finds it, and who owns a path (DESIGN.md §2 `codeowners`).
 
-Matching is done by the maintained `codeowners` package. Before a file is handed to it, each
-line is normalised for two places where the package and GitHub disagree, without touching the
-matching itself:
+The file is read as the `codeowners` package (0.9) read it, and its patterns mean what they meant
+there (`bot/model/owner_patterns.py`), but they are matched without regular expressions: the
+package's backtracking regexes let one rule such as `*a*a*a*a*a*b` and a long path hold the review
+until its deadline. Each line is normalised first for two places where the package and GitHub
+disagree:
 
 - GitHub allows a comment at the end of a rule (`path @owner # note`); the package would read
   an `@handle` inside such a comment as one more owner, so the comment is cut off first;
@@ -18,8 +20,7 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
-from codeowners import CodeOwners
-
+from bot.model.owner_patterns import Pattern, compile_pattern
 from bot.sources.snapshot import Snapshot
 
 #: Where GitHub looks for the file, in order; the first one found is used.
@@ -30,6 +31,11 @@ MAX_BYTES = 3 * 1024 * 1024
 CATCH_ALL = ("*", "**", "/**")
 
 _INLINE_COMMENT = re.compile(r"\s#.*$")
+#: The package's placeholder for an escaped space, in patterns and in the paths matched.
+_MASK = "/" * 20
+_TEAM = re.compile(r"@\S+/\S+")
+_USER = re.compile(r"@\S+")
+_EMAIL = re.compile(r"\S+@\S+")
 
 
 class OwnersError(Exception):
@@ -96,6 +102,40 @@ def _normalise(line: str) -> tuple[str, str | None]:
     return f"{effective} {rest}".rstrip(), pattern
 
 
+class _Line(NamedTuple):
+    """A rule as the package parsed it: its compiled pattern, its owners (kind, handle), its line."""
+
+    pattern: Pattern
+    owners: tuple[tuple[str, str], ...]
+    line: int
+
+
+def _owner(word: str) -> tuple[str, str] | None:
+    for kind, form in (("TEAM", _TEAM), ("USERNAME", _USER), ("EMAIL", _EMAIL)):
+        if form.match(word):
+            return kind, word
+    return None
+
+
+def _parse(text: str) -> list[_Line]:
+    """The rules of a normalised CODEOWNERS text, last line first; GitLab's `[section]` lines are
+    skipped, as the package skipped them."""
+    rules: list[_Line] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.endswith("]") and line.startswith(("[", "^[")):
+            continue
+        words = line.replace("\\ ", _MASK).split()
+        if not words:
+            continue
+        owners = tuple(found for word in words[1:] if (found := _owner(word)) is not None)
+        rules.append(_Line(compile_pattern(words[0]), owners, number))
+    rules.reverse()
+    return rules
+
+
 class OwnersFile:
     """A parsed CODEOWNERS text: `rule_for(path)` answers as GitHub would."""
 
@@ -108,33 +148,33 @@ class OwnersFile:
             if pattern is not None:
                 self._patterns[number] = pattern
         try:
-            self._parsed = CodeOwners("\n".join(lines))
-        except (ValueError, re.error) as exc:
+            self._rules = _parse("\n".join(lines))
+        except ValueError as exc:
             raise OwnersError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
 
-    def _rule(self, owners: list[tuple[str, str]], line: int) -> Rule:
+    def _rule(self, owners: tuple[tuple[str, str], ...], line: int) -> Rule:
         found = tuple(Owner(handle, _KINDS[kind]) for kind, handle in owners)
         return Rule(self._patterns.get(line, ""), line, tuple(dict.fromkeys(found)))
 
     def rule_for(self, path: str) -> Rule | None:
         """The last rule whose pattern matches `path` (it may list no owners); None when none does."""
-        owners, line, _pattern, _section = self._parsed.matching_line(path)
-        return None if line is None else self._rule(owners, line)
+        masked = path.replace(" ", _MASK)
+        for rule in self._rules:  # last line first
+            if rule.pattern.search(masked):
+                return self._rule(rule.owners, rule.line)
+        return None
 
     def catch_all(self) -> Rule | None:
         """The last catch-all rule (`*`), whose owners are the default core team; None if there is none."""
-        for _regex, _pattern, owners, line, _section in self._parsed.paths:  # last line first
-            if self._patterns.get(line) in CATCH_ALL:
-                return self._rule(owners, line)
+        for rule in self._rules:  # last line first
+            if self._patterns.get(rule.line) in CATCH_ALL:
+                return self._rule(rule.owners, rule.line)
         return None
 
     def teams(self) -> list[str]:
         """Every `@org/team` the rules name, each once, in the order of the file."""
-        found = (
-            Owner(handle, _KINDS[kind])
-            for *_, owners, _line, _section in reversed(self._parsed.paths)
-            for kind, handle in owners
-        )
+        written = (owner for rule in reversed(self._rules) for owner in rule.owners)
+        found = (Owner(handle, _KINDS[kind]) for kind, handle in written)
         teams: dict[str, str] = {}
         for owner in found:
             if owner.kind == "team":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from bot.model import schema
+
 
 class Hardware(NamedTuple):
     """What the DRAM check needs to know about the machines a runner label schedules on."""
@@ -15,14 +17,10 @@ class Hardware(NamedTuple):
 
 
 def _number(value: Any) -> int | None:
-    """A positive whole number (`_` digit separators allowed), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value > 0 else None
-    if isinstance(value, str) and value.replace("_", "").isdigit():
-        return int(value.replace("_", "")) or None
-    return None
+    """A positive whole number as pydantic 2 reads one (`schema.POSITIVE`: `_` digit separators
+    allowed, no other script's digits), else None."""
+    number = schema.POSITIVE.accepts(value)
+    return number if type(number) is int else None
 
 
 def shape_problem(runners: Any, runner: str) -> tuple[str, int | None] | None:
