@@ -136,7 +136,7 @@ def ep_misses(recipe: Recipe, point: Point, concurrency: int) -> list[tuple[str,
     with the EP it serves: why a point that names an EP finds no variant."""
     misses = []
     for variant in recipe.candidates(point.selector):
-        if not env_matches(variant, point, concurrency):
+        if not env_matches(variant, point, concurrency, not chosen_by_name(recipe, point)):
             continue
         topology = _topology(variant, point)
         served, _ = topology.pop("ep", (None, None))
@@ -145,16 +145,36 @@ def ep_misses(recipe: Recipe, point: Point, concurrency: int) -> list[tuple[str,
     return misses
 
 
-def env_matches(variant: Variant, point: Point, concurrency: int) -> bool:
-    """True when every selector the variant's `benchmark.env` states equals the point's."""
+def env_matches(variant: Variant, point: Point, concurrency: int, labels_select: bool = True) -> bool:
+    """True when every selector the variant's `benchmark.env` states equals the point's. `CONC`
+    always selects (the client reads it); `TP`, `KV_OFFLOADING` and `SPEC_DECODING` only label the
+    results and select only among the variants of a bundle (`labels_select`)."""
     env = variant.env
     if "CONC" in env and _int(env["CONC"]) != concurrency:
         return False
-    if "TP" in env and _int(env["TP"]) != point.tp:
-        return False
-    if "KV_OFFLOADING" in env and _word(env["KV_OFFLOADING"]) != point.kv_offloading:
-        return False
-    return not ("SPEC_DECODING" in env and _word(env["SPEC_DECODING"]) != point.spec_decoding)
+    return not labels_select or not label_mismatches(variant, point)
+
+
+def label_mismatches(variant: Variant, point: Point) -> list[tuple[str, str, str]]:
+    """The `benchmark.env` labels (`TP`, `KV_OFFLOADING`, `SPEC_DECODING`) that the variant states
+    and that differ from the point's: (name, the variant's value, the point's)."""
+    env = variant.env
+    wanted = {"TP": str(point.tp), "KV_OFFLOADING": point.kv_offloading, "SPEC_DECODING": point.spec_decoding}
+    found = []
+    for name, value in wanted.items():
+        if name not in env:
+            continue
+        stated = env[name]
+        matches = _int(stated) == point.tp if name == "TP" else _word(stated) == value
+        if not matches:
+            found.append((name, schema.text(stated), value))
+    return found
+
+
+def chosen_by_name(recipe: Recipe, point: Point) -> bool:
+    """Whether the point's recipe offers it one variant only, so that nothing selects among
+    variants: a flat recipe (its own single variant) or a variant the point names."""
+    return bool(point.selector) or not recipe.is_bundle
 
 
 def _word(value: Any) -> str:
@@ -164,10 +184,11 @@ def _word(value: Any) -> str:
 
 def select(recipe: Recipe, point: Point, concurrency: int) -> list[Variant]:
     """All candidate variants that serve (point, concurrency); exactly one is the healthy answer."""
+    labels_select = not chosen_by_name(recipe, point)
     return [
         v
         for v in recipe.candidates(point.selector)
-        if env_matches(v, point, concurrency) and topology_matches(v, point)
+        if env_matches(v, point, concurrency, labels_select) and topology_matches(v, point)
     ]
 
 
