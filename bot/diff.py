@@ -20,7 +20,7 @@ from bot.model import schema
 from bot.model.changelog import ChangelogDiff, compare
 from bot.model.images import ImageUse
 from bot.model.layout import Layout
-from bot.model.master import ConfigEntry, MasterFile
+from bot.model.master import ConfigEntry, MasterFile, Point
 from bot.model.owners import CodeownersFile, find_codeowners
 from bot.model.problems import Problem
 from bot.model.recipe import Recipe
@@ -179,6 +179,7 @@ def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> P
     left out of the review, and the problem returned names them."""
     spent = 0
     over: list[KeyChange] = []
+    still: list[KeyChange] = []
     for change in keys.values():
         # A removed key's runs are only counted, so its recipes need not be read.
         cost = _run_choices(change.base, old if change.head is not None else None)
@@ -189,7 +190,9 @@ def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> P
         spent += cost
         base_runs = old.runs(change.base, with_recipes=change.head is not None)
         _classify(change, base_runs, new.runs(change.head), old, new)
-    for change in over:
+        if not change.entry_changed and not (change.added or change.removed or change.changed):
+            still.append(change)  # a recipe or runners.yaml change that none of its runs reads
+    for change in over + still:
         del keys[change.key]
     if not over:
         return None
@@ -198,15 +201,16 @@ def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> P
 
 
 def _matched(runs: list[Run]) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
-    """Runs by what matches them across refs, and the duplicates. A run is matched by its
-    identity (`Run.ident`); where several runs of a ref share one (a sweep over variants of one
-    topology, each point naming its own), by its point's other fields as well. Runs that share
-    even those are duplicates: the generator launches each."""
-    counts = Counter(run.ident for run in runs)
+    """Runs by their whole identity (`_same_run`: every field the generator hands on but the
+    concurrencies, which a run has one of), and the duplicates: runs whose identity an earlier run
+    has, which the generator launches twice."""
+    fields: dict[int, Any] = {}  # the point's fields, worked out once per point
     matched: dict[tuple[Any, ...], Run] = {}
     duplicates: list[Run] = []
     for run in runs:
-        key = run.ident if counts[run.ident] == 1 else _same_run(run)
+        if id(run.point) not in fields:
+            fields[id(run.point)] = _point_fields(run.point)
+        key = (*run.ident, fields[id(run.point)])
         if key in matched:
             duplicates.append(run)
         else:
@@ -214,19 +218,53 @@ def _matched(runs: list[Run]) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
     return matched, duplicates
 
 
+def _place(run: Run) -> tuple[Any, ...]:
+    """Where a run stands apart from its KV-offload mode: its identity without `kv-offloading`
+    (the point's topology holds it second to last), so that a point switched to DRAM offload is
+    shown as that change of its run."""
+    topology = run.point.topology
+    return (*topology[:-2], topology[-1], run.concurrency)
+
+
+def _paired(
+    before: dict[tuple[Any, ...], Run], after: dict[tuple[Any, ...], Run]
+) -> tuple[dict[int, Run], list[Run], list[Run]]:
+    """Each head run's base run (by the head run's id), the added runs and the removed ones. A
+    run is paired with the base run of the same whole identity; the rest, by their topology and
+    concurrency (`Run.ident`), then by `_place`, where exactly one run on each side stands there."""
+    pairs = {id(run): before[key] for key, run in after.items() if key in before}
+    rest_base = [run for key, run in before.items() if key not in after]
+    rest_head = [run for key, run in after.items() if key not in before]
+    for where in (lambda run: run.ident, _place):
+        if not rest_base or not rest_head:
+            break
+        counts_base = Counter(where(run) for run in rest_base)
+        counts_head = Counter(where(run) for run in rest_head)
+        lone = {where(run): run for run in rest_base if counts_base[where(run)] == 1}
+        taken: set[int] = set()
+        for run in rest_head:
+            spot = where(run)
+            if counts_head[spot] == 1 and spot in lone:
+                pairs[id(run)] = lone[spot]
+                taken.add(id(lone[spot]))
+        rest_head = [run for run in rest_head if id(run) not in pairs]
+        rest_base = [run for run in rest_base if id(run) not in taken]
+    return pairs, rest_head, rest_base
+
+
 def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run], old: Ref, new: Ref) -> None:
     before, old_duplicates = _matched(base_runs)
     after, change.duplicates = _matched(head_runs)
     change.known_duplicates = {_same_run(run) for run in old_duplicates}
     change.head_runs = head_runs
-    change.added = [run for key, run in after.items() if key not in before]
-    change.removed = [run for key, run in before.items() if key not in after]
+    pairs, change.added, change.removed = _paired(before, after)
     known: dict[tuple[int, int, int], bool] = {}  # pairs of parts compared already
-    for key, run in after.items():
-        if key in before:
-            target = change.unchanged if before[key].same_settings(run, known) else change.changed
+    for run in after.values():
+        if id(run) in pairs:
+            base_run = pairs[id(run)]
+            target = change.unchanged if base_run.same_settings(run, known) else change.changed
             target.append(run)
-            change.before[id(run)] = before[key]
+            change.before[id(run)] = base_run
     _aspects(change, old, new)
 
 
@@ -245,7 +283,7 @@ def _aspects(change: KeyChange, old: Ref, new: Ref) -> None:
             aspects.append("image")
         if both and not same(fields[0].get("runner"), fields[1].get("runner")):
             aspects.append("runner")
-        elif not same(old.hardware(base.runner), new.hardware(head.runner)):
+        elif _differs(change, lambda run: run.parts[3]):  # what its runs read of the record
             aspects.append("hardware")
     if change.added or change.removed:
         aspects.append("points")
@@ -365,14 +403,18 @@ def compute(
 
 
 def _same_run(run: Run) -> tuple[Any, ...]:
-    """What two runs that the generator would launch twice share: the identity and every field of
-    their points but the concurrencies (older points told runs apart by fields the identity does
-    not name, `offloading: cpu`, or by the `CONFIG_FILE=…:variant` each names)."""
-    point = run.point.raw
-    fields = (
-        {k: v for k, v in point.items() if k not in CONCURRENCY_FIELDS} if isinstance(point, dict) else point
+    """A run's whole identity, what two runs that the generator would launch twice share: its
+    topology and concurrency, and every field of its point but the concurrencies (the generator
+    hands each on: `kv-p2p-transfer`, `router`, older points' `offloading: cpu`, the
+    `CONFIG_FILE=…:variant` each names)."""
+    return (*run.ident, _point_fields(run.point))
+
+
+def _point_fields(point: Point) -> Any:
+    raw = point.raw
+    return frozen(
+        {k: v for k, v in raw.items() if k not in CONCURRENCY_FIELDS} if isinstance(raw, dict) else raw
     )
-    return (*run.ident, frozen(fields))
 
 
 def _duplicate(change: KeyChange, run: Run) -> Problem:

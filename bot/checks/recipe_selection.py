@@ -7,7 +7,7 @@ from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.master import Point
 from bot.model.recipe import Recipe, Variant
-from bot.model.selection import MAX_RUN_CHOICES, chosen_by_name, choices, ep_misses, label_mismatches, select
+from bot.model.selection import MAX_RUN_CHOICES, choices, chosen_by_name, ep_misses, label_mismatches, select
 
 CHECK = "recipe-selection"
 

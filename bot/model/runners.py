@@ -14,7 +14,7 @@ class Hardware(NamedTuple):
     line: int | None
 
 
-def _number(value: Any) -> int | None:
+def number(value: Any) -> int | None:
     """A positive whole number (`_` digit separators allowed), else None."""
     if isinstance(value, bool):
         return None
@@ -71,7 +71,7 @@ def lookup(runners: Any, runner: str) -> Hardware | None:
     lines = getattr(table, "lines", {})
     return Hardware(
         name=name,
-        gpus_per_node=_number(data.get("gpus-per-node")),
-        available_mib=_number(data.get("available-cpu-dram-mib")),
+        gpus_per_node=number(data.get("gpus-per-node")),
+        available_mib=number(data.get("available-cpu-dram-mib")),
         line=lines.get(name) if isinstance(lines, dict) else None,
     )
