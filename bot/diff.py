@@ -24,6 +24,7 @@ from bot.model.master import ConfigEntry, MasterFile, Point
 from bot.model.owners import CodeownersFile, find_codeowners
 from bot.model.problems import Problem
 from bot.model.recipe import Recipe
+from bot.model.runners import labels as runner_labels
 from bot.model.runs import (
     CONCURRENCY_FIELDS,
     SCENARIO_FIELDS,
@@ -38,7 +39,7 @@ from bot.model.runs import (
 from bot.model.selection import MAX_RUN_CHOICES, choices
 from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot, is_plain_path
-from bot.yamlsafe import frozen
+from bot.yamlsafe import LineDict, frozen
 
 __all__ = ["KeyChange", "ReviewDiff", "Run", "compute", "image_uses", "run_ident"]
 
@@ -362,7 +363,7 @@ def compute(
     too_many_runs = _classify_within_budget(keys, old, new)
     if too_many_runs is not None:
         problems.append(too_many_runs)
-    notices = _not_read(changed_files, old, new)
+    notices = _not_read(changed_files, old, new) + _unscheduled(old, new, keys, new.layout.runners in changed)
     for change in keys.values():
         if change.head is not None:
             problems.extend(change.head.problems)
@@ -400,6 +401,28 @@ def compute(
         masters_head=new.masters,
         notices=notices,
     )
+
+
+def _unscheduled(old: Ref, new: Ref, keys: dict[str, KeyChange], runners_changed: bool) -> list[Problem]:
+    """Head keys whose runner label no machine carries in runners.yaml's `labels`: a key the PR
+    changed, or one whose label the PR removed. InferenceX's generator still emits its jobs (it
+    reads `labels` only to filter by runner), and they wait for a machine that never comes."""
+    table = runner_labels(new.runners[0])
+    if table is None:
+        return []
+    before = runner_labels(old.runners[0]) or {}
+    found = []
+    for key in new.keys if runners_changed else [k for k in keys if k in new.keys]:
+        raw = new.raw(key)
+        runner = raw.get("runner") if isinstance(raw, dict) else None
+        if not isinstance(runner, str) or table.get(runner):
+            continue
+        removed = bool(before.get(runner))
+        if removed or key in keys:
+            params = {"key": key, "runner": runner, "path": new.layout.runners, "removed": removed}
+            line = raw.line_of("runner") if isinstance(raw, LineDict) else None
+            found.append(Problem("runner-no-machines", new.keys[key], line or new.line(key), params))
+    return found
 
 
 def _same_run(run: Run) -> tuple[Any, ...]:

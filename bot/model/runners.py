@@ -75,3 +75,17 @@ def lookup(runners: Any, runner: str) -> Hardware | None:
         available_mib=number(data.get("available-cpu-dram-mib")),
         line=lines.get(name) if isinstance(lines, dict) else None,
     )
+
+
+def labels(runners: Any) -> dict[str, Any] | None:
+    """The runner labels the sweep's jobs can be scheduled on, each with the machines that carry
+    it: `labels:`, or the older file's top level (label → machines). None when runners.yaml has
+    no such table (nothing to tell)."""
+    if not isinstance(runners, dict):
+        return None
+    table = runners.get("labels")
+    if isinstance(table, dict):
+        return table
+    if "labels" in runners or "hardware" in runners or "clusters" in runners or not runners:
+        return None
+    return runners if all(isinstance(v, list) for v in runners.values()) else None
