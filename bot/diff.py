@@ -27,6 +27,7 @@ from bot.model.recipe import Recipe
 from bot.model.runners import labels as runner_labels
 from bot.model.runs import (
     CONCURRENCY_FIELDS,
+    HARDWARE,
     SCENARIO_FIELDS,
     Ref,
     Run,
@@ -109,6 +110,52 @@ class KeyChange:
         if any(_same_run(run) not in self.known_duplicates for run in self.duplicates):
             return True  # a run launched once more
         return not same(_entry_fields(self.base.raw), _entry_fields(self.head.raw))
+
+    @property
+    def labels_only(self) -> bool:
+        """Whether the PR changed only what labels this key's results, not what its server or
+        client runs: every changed run is a multinode run an srt-slurm recipe serves at both refs
+        (the recipe states the server's and the client's settings) and differs from its base run
+        only in `LABEL_SETTINGS`, which no multinode launcher or client script reads
+        (docs/checks.md); no run was added or launched once more, no other field of the entry
+        changed."""
+        if not self.needs_entry or self.base is None or self.head is None or self.added:
+            return False
+        if any(_same_run(run) not in self.known_duplicates for run in self.duplicates):
+            return False
+        if not same(_unlabelled(_entry_fields(self.base.raw)), _unlabelled(_entry_fields(self.head.raw))):
+            return False
+        return bool(self.changed) and all(
+            _recipe_run(run) and _recipe_run(self.base_of(run)) and _only_labels(self.base_of(run), run)
+            for run in self.changed
+        )
+
+
+# What only labels a multinode recipe run's results: the generator hands these on to the workflow's
+# environment, where neither the launcher nor the client script reads them (docs/checks.md).
+LABEL_SETTINGS = ("kv-offloading", "kv-offload-backend", "dram-utilization")
+_RECIPES_MULTINODE = "benchmarks/multi_node/srt-slurm-recipes/"
+
+
+def _is_label(path: str) -> bool:
+    name = path.rpartition(":")[2]  # a setting kept apart under its part's name (`group:…`)
+    return name.startswith(HARDWARE + ".") or any(
+        name == label or name.startswith(label + ".") for label in LABEL_SETTINGS
+    )
+
+
+def _unlabelled(fields: Any) -> Any:
+    return {k: v for k, v in fields.items() if not _is_label(str(k))} if isinstance(fields, dict) else fields
+
+
+def _recipe_run(run: Run) -> bool:
+    recipe = run.point.recipe or ""
+    return run.point.multinode and run.variant is not None and _RECIPES_MULTINODE in recipe
+
+
+def _only_labels(before: Run, after: Run) -> bool:
+    old, new = before.settings, after.settings
+    return all(_is_label(path) for path in old.keys() | new.keys() if not same(old.get(path), new.get(path)))
 
 
 @dataclass

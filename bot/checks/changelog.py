@@ -13,6 +13,7 @@ from bot.diff import KeyChange
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.changelog import Entry, gate
 from bot.model.problems import Problem
+from bot.model.runs import same
 
 CHECK = "changelog"
 PLACEHOLDER = "XXX"
@@ -220,11 +221,30 @@ def _not_covered(change: KeyChange) -> Finding:
     )
 
 
+def _labels_only(change: KeyChange) -> Finding:
+    """A key whose runs changed only in what labels their results (`KeyChange.labels_only`): an
+    entry may not be needed, as nothing the server or the client runs changed."""
+    paths = sorted(
+        {
+            path.rpartition(":")[2]
+            for run in change.changed
+            for path in {**change.base_of(run).settings, **run.settings}
+            if not same(change.base_of(run).settings.get(path), run.settings.get(path))
+        }
+    )
+    return finding(
+        CHECK, Severity.WARNING, "changelog-labels-only", **change.where, key=change.key, settings=paths
+    )
+
+
 def check(ctx: CheckContext) -> list[Finding]:
     diff = ctx.diff
     file = diff.layout.changelog
-    needing = [c for c in diff.keys.values() if c.needs_entry]
+    needing = [c for c in diff.keys.values() if c.needs_entry and not c.labels_only]
+    labelled = [c for c in diff.keys.values() if c.labels_only]
     out: list[Finding] = ctx.unreadable(CHECK)
+    named = diff.changelog.appended + diff.changelog.inserted if diff.changelog else []
+    out += [_labels_only(c) for c in labelled if not any(e.names(c.key) for e in named)]
     if not diff.changelog_changed:
         if needing:
             out.append(
