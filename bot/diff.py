@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.model import dram, schema
 from bot.model import layout as layout_mod
-from bot.model import schema
 from bot.model.changelog import ChangelogDiff, compare
 from bot.model.images import ImageUse
 from bot.model.layout import Layout
@@ -27,7 +27,6 @@ from bot.model.recipe import Recipe
 from bot.model.runners import labels as runner_labels
 from bot.model.runs import (
     CONCURRENCY_FIELDS,
-    HARDWARE,
     SCENARIO_FIELDS,
     Ref,
     Run,
@@ -133,15 +132,19 @@ class KeyChange:
 
 # What only labels a multinode recipe run's results: the generator hands these on to the workflow's
 # environment, where neither the launcher nor the client script reads them (docs/checks.md).
-LABEL_SETTINGS = ("kv-offloading", "kv-offload-backend", "dram-utilization")
+LABEL_SETTINGS = ("kv-offloading", "kv-offload-backend", "dram-utilization", dram.BUDGET_SETTING)
 _RECIPES_MULTINODE = "benchmarks/multi_node/srt-slurm-recipes/"
+
+
+def _refused(run: Run) -> bool:
+    point = run.point
+    dram_run = point.scenario == "agentic-coding" and point.kv_offloading == "dram"
+    return dram_run and dram.BUDGET_SETTING not in run.parts[3]
 
 
 def _is_label(path: str) -> bool:
     name = path.rpartition(":")[2]  # a setting kept apart under its part's name (`group:…`)
-    return name.startswith(HARDWARE + ".") or any(
-        name == label or name.startswith(label + ".") for label in LABEL_SETTINGS
-    )
+    return any(name == label or name.startswith(label + ".") for label in LABEL_SETTINGS)
 
 
 def _unlabelled(fields: Any) -> Any:
@@ -154,6 +157,10 @@ def _recipe_run(run: Run) -> bool:
 
 
 def _only_labels(before: Run, after: Run) -> bool:
+    """Whether two runs differ only in labels, and the generator emits both (a DRAM-offload run
+    whose budget cannot be computed, e.g. on a runner with no hardware record, is refused)."""
+    if _refused(before) or _refused(after):
+        return False
     old, new = before.settings, after.settings
     return all(_is_label(path) for path in old.keys() | new.keys() if not same(old.get(path), new.get(path)))
 

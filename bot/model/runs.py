@@ -6,10 +6,11 @@ whole (anchors, aliases, merge keys, tags and escapes resolved), runners.yaml an
 points name. A run's settings are, flattened to dotted paths: the entry's fields (`image`,
 `model`, `runner`, … everything but `scenarios`), its scenario group's (`isl`, `osl`,
 `dram-utilization`, `duration`, … everything but `search-space`), the point's (everything but
-its concurrencies), what it reads from its runner's record in runners.yaml (`hardware.…`: the
-DRAM budget of an agentic DRAM-offload point, `dram.reads`; nothing else of the record reaches a
-run) and the recipe variant it selects, resolved. `same` compares them by value and type: `true`,
-`1`, `1.0` and `"1"` are four different settings (the generator hands each on as written).
+its concurrencies), what it reads from its runner's record in runners.yaml (the DRAM budget of
+an agentic DRAM-offload point, `total-cpu-dram-gb`, not the two fields it is made of; any other
+field of the record as `hardware.<field>`) and the recipe variant it selects, resolved. `same`
+compares them by value and type: `true`, `1`, `1.0` and `"1"` are four different settings (the
+generator hands each on as written).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def mentions(node: Any, names: set[str], depth: int = 0) -> bool:
     return False
 
 
-def _structure(value: str) -> Any:
+def structure(value: str) -> Any:
     """A serving argument written as JSON (`online_quant_config: '{"exclude_layer": [...]}'`,
     `cudagraph-capture-sizes: '[1,2]'`) as the mapping or list it holds, so that its parts and
     items are compared; the string itself when it is not one."""
@@ -96,7 +97,7 @@ def _structure(value: str) -> Any:
 def flatten(node: Any, path: str, into: dict[str, Any], depth: int = 0) -> None:
     """`node`'s leaves as dotted path → value (lists are values of their own)."""
     if isinstance(node, str) and path:
-        node = _structure(node)
+        node = structure(node)
     if isinstance(node, dict) and node and depth < _MAX_DEPTH:
         for key, value in node.items():
             flatten(value, f"{path}.{key}" if path else str(key), into, depth + 1)
@@ -281,8 +282,10 @@ class Ref:
         return found
 
     def hardware_reads(self, point: Point, hardware: Any) -> dict[str, Any]:
-        """What a run of `point` reads from its runner's record (`dram.reads`), under `hardware.`,
-        worked out once per record and budget inputs."""
+        """What a run of `point` reads from its runner's record, worked out once per record and
+        budget inputs: the DRAM budget (`dram.reads`), and under `hardware.` every other field of
+        the record (the `clusters:` layout keeps the scheduler's settings there, which the launcher
+        reads; upstream's `hardware:` records hold the two budget fields only)."""
         slot = (
             id(hardware),
             point.scenario,
@@ -294,7 +297,10 @@ class Ref:
         cached = self._reads.get(slot)
         if cached is not None and cached[0] is hardware:
             return cached[1]
-        found = {f"{HARDWARE}.{name}": value for name, value in dram.reads(point, hardware).items()}
+        rest = hardware
+        if isinstance(hardware, dict) and not hardware.keys().isdisjoint(dram.BUDGET_FIELDS):
+            rest = {k: v for k, v in hardware.items() if k not in dram.BUDGET_FIELDS} or None
+        found = {**self.flattened(rest, HARDWARE), **dram.reads(point, hardware)}
         self._reads[slot] = (hardware, found)
         return found
 
