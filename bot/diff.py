@@ -458,9 +458,11 @@ def compute(
 
 
 def _unscheduled(old: Ref, new: Ref, keys: dict[str, KeyChange], runners_changed: bool) -> list[Problem]:
-    """Head keys whose runner label no machine carries in runners.yaml's `labels`: a key the PR
-    changed, or one whose label the PR removed. InferenceX's generator still emits its jobs (it
-    reads `labels` only to filter by runner), and they wait for a machine that never comes."""
+    """Head keys whose runner label no machine carries in runners.yaml's `labels`: one whose label
+    the PR removed, or one the PR adds or moves to such a label (a key that kept an unlisted label
+    is left alone: older files did not list every label GitHub's runners carry). InferenceX's
+    generator still emits its jobs (it reads `labels` only to filter by runner), and they wait for
+    a machine that never comes."""
     table = runner_labels(new.runners[0])
     if table is None:
         return []
@@ -468,15 +470,19 @@ def _unscheduled(old: Ref, new: Ref, keys: dict[str, KeyChange], runners_changed
     found = []
     for key in new.keys if runners_changed else [k for k in keys if k in new.keys]:
         raw = new.raw(key)
-        runner = raw.get("runner") if isinstance(raw, dict) else None
+        runner = _runner_of(raw)
         if not isinstance(runner, str) or table.get(runner):
             continue
         removed = bool(before.get(runner))
-        if removed or key in keys:
+        if removed or (key in keys and _runner_of(old.raw(key)) != runner):  # removed, or newly named
             params = {"key": key, "runner": runner, "path": new.layout.runners, "removed": removed}
             line = raw.line_of("runner") if isinstance(raw, LineDict) else None
             found.append(Problem("runner-no-machines", new.keys[key], line or new.line(key), params))
     return found
+
+
+def _runner_of(raw: Any) -> Any:
+    return raw.get("runner") if isinstance(raw, dict) else None
 
 
 def _same_run(run: Run) -> tuple[Any, ...]:

@@ -159,7 +159,11 @@ def label_mismatches(variant: Variant, point: Point) -> list[tuple[str, str, str
     """The `benchmark.env` labels (`TP`, `KV_OFFLOADING`, `SPEC_DECODING`) that the variant states
     and that differ from the point's: (name, the variant's value, the point's)."""
     env = variant.env
-    wanted = {"TP": str(point.tp), "KV_OFFLOADING": point.kv_offloading, "SPEC_DECODING": point.spec_decoding}
+    wanted = {
+        "TP": schema.text(point.tp),
+        "KV_OFFLOADING": point.kv_offloading,
+        "SPEC_DECODING": point.spec_decoding,
+    }
     found = []
     for name, value in wanted.items():
         if name not in env:
