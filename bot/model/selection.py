@@ -2,7 +2,11 @@
 
 A variant declares the points it serves through `benchmark.env` (`CONC`, `TP`, `KV_OFFLOADING`,
 `SPEC_DECODING`) and the topology of its serving role (`roles.agg`, or the prefill worker). Only
-what a variant declares is compared, and a variant without `CONC` serves every concurrency, except
+what selects is compared: `CONC` (the client reads it), while `TP`, `KV_OFFLOADING` and
+`SPEC_DECODING` only label results and select only among the variants of a bundle; a flat recipe,
+or a variant a point names, is the point's one variant and its labels are compared as a warning
+(`label_mismatches`). Only what a variant declares is compared, and a variant without `CONC`
+serves every concurrency, except
 expert parallelism: a variant whose serving role is stated serves the EP its engine would run
 with, which is 1 unless one of these arguments says otherwise (as found on the real InferenceX
 recipes; `_` and `-` in names are the same):
