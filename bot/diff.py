@@ -417,7 +417,7 @@ def compute(
     too_many_runs = _classify_within_budget(keys, old, new)
     if too_many_runs is not None:
         problems.append(too_many_runs)
-    notices = _not_read(changed_files, old, new) + _unscheduled(old, new, keys, new.layout.runners in changed)
+    notices = _not_read(changed_files, old, new) + _unscheduled(old, new, new.layout.runners in changed)
     for change in keys.values():
         if change.head is not None:
             problems.extend(change.head.problems)
@@ -457,25 +457,28 @@ def compute(
     )
 
 
-def _unscheduled(old: Ref, new: Ref, keys: dict[str, KeyChange], runners_changed: bool) -> list[Problem]:
-    """Head keys whose runner label no machine carries in runners.yaml's `labels`: one whose label
-    the PR removed, or one the PR adds or moves to such a label (a key that kept an unlisted label
-    is left alone: older files did not list every label GitHub's runners carry). InferenceX's
-    generator still emits its jobs (it reads `labels` only to filter by runner), and they wait for
-    a machine that never comes."""
-    table = runner_labels(new.runners[0])
-    if table is None:
+def _unscheduled(old: Ref, new: Ref, runners_changed: bool) -> list[Problem]:
+    """Head keys whose runner label the PR removes from runners.yaml's `labels` together with its
+    machines (none of them is listed under any label at the head): their jobs wait for a machine
+    that is gone. InferenceX's generator still emits them (it reads `labels` only to filter by
+    runner). A label that is only unlisted proves nothing: older files did not list every label
+    GitHub's runners carry (GB300 keys were added on `gb300-nv`, never listed), and #1970 dropped labels whose
+    machines it kept under others."""
+    table, before = runner_labels(new.runners[0]), runner_labels(old.runners[0])
+    if not runners_changed or table is None or before is None:
         return []
-    before = runner_labels(old.runners[0]) or {}
+    listed = {
+        m for machines in table.values() if isinstance(machines, list) for m in machines if isinstance(m, str)
+    }
     found = []
-    for key in new.keys if runners_changed else [k for k in keys if k in new.keys]:
+    for key in new.keys:
         raw = new.raw(key)
         runner = _runner_of(raw)
-        if not isinstance(runner, str) or table.get(runner):
+        if not isinstance(runner, str) or table.get(runner) or not isinstance(before.get(runner), list):
             continue
-        removed = bool(before.get(runner))
-        if removed or (key in keys and _runner_of(old.raw(key)) != runner):  # removed, or newly named
-            params = {"key": key, "runner": runner, "path": new.layout.runners, "removed": removed}
+        machines = [m for m in before[runner] if isinstance(m, str)]
+        if machines and listed.isdisjoint(machines):
+            params = {"key": key, "runner": runner, "path": new.layout.runners, "machines": machines}
             line = raw.line_of("runner") if isinstance(raw, LineDict) else None
             found.append(Problem("runner-no-machines", new.keys[key], line or new.line(key), params))
     return found

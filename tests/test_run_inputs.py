@@ -47,9 +47,10 @@ def _found(report: Report, message_id: str) -> list[Finding]:
 def test_2506_removes_a_runner_record_its_keys_never_read_and_names_the_keys_left_on_it(
     history: Path,
 ) -> None:
-    """#2506 removed `cluster:mi325x-tw` (labels and hardware) while two fixed-seq-len DSV4 keys
-    still run on it: no run reads the hardware record, so no key changed and no changelog entry
-    is asked for; the runner line of each key is named, as its jobs would wait forever."""
+    """#2506 removed `cluster:mi325x-tw` (labels, machines and hardware) while two fixed-seq-len
+    DSV4 keys still run on it: no run reads the hardware record, so no key changed and no
+    changelog entry is asked for; the runner line of each key is named, as its jobs would wait
+    forever."""
     report = _pr(history, 2506)
     assert _blocking(report) == [] and report.changes == {}
     stranded = _found(report, "runner-no-machines")
@@ -57,9 +58,12 @@ def test_2506_removes_a_runner_record_its_keys_never_read_and_names_the_keys_lef
         ("dsv4-fp8-mi325x-vllm", "configs/amd-master.yaml", 1780),
         ("dsv4-fp8-mi325x-vllm-mtp", "configs/amd-master.yaml", 1802),
     ]
-    assert all(f.severity is Severity.WARNING and f.params["removed"] for f in stranded)
-    assert "this PR removes from the labels of configs/runners.yaml" in en(stranded[0])
-    assert "本 PR 把它从 configs/runners.yaml 的" in zh(stranded[0])
+    assert all(f.severity is Severity.WARNING for f in stranded)
+    assert stranded[0].params["machines"] == [f"mi325x-tw_0{i}" for i in range(4)]
+    assert "this PR removes from the labels of configs/runners.yaml together with its machines" in en(
+        stranded[0]
+    )
+    assert "从 configs/runners.yaml 的 labels 中删除了" in zh(stranded[0])
 
 
 def test_b2e6d86_changes_a_dram_value_that_stays_above_the_cap(history: Path) -> None:
@@ -119,6 +123,12 @@ def test_removing_the_dram_fields_dram_points_read_blocks(e2e: tuple[Path, str])
     missing = _found(report, "dram-missing-hardware")
     assert missing and all(f.severity is Severity.BLOCKING for f in missing)
     assert all("mi355x" in (f.config_key or "") for f in missing)
+
+
+def test_a_label_dropped_while_its_machines_stay_listed_is_no_warning(history: Path) -> None:
+    """#1970 rewrote runners.yaml and dropped the `h200-dgxc` and `b200-dgxc` labels while keys
+    still named them, but kept their machines under other labels: nothing says they are gone."""
+    assert not _found(_pr(history, 1970), "runner-no-machines")
 
 
 # --- a label no launcher reads never selects ---------------------------------------------------
