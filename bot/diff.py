@@ -457,13 +457,16 @@ def compute(
     )
 
 
+_MACHINES_SHOWN = 6  # machines of a removed label a warning names; the rest are counted
+
+
 def _unscheduled(old: Ref, new: Ref, runners_changed: bool) -> list[Problem]:
     """Head keys whose runner label the PR removes from runners.yaml's `labels` together with its
     machines (none of them is listed under any label at the head): their jobs wait for a machine
     that is gone. InferenceX's generator still emits them (it reads `labels` only to filter by
     runner). A label that is only unlisted proves nothing: older files did not list every label
-    GitHub's runners carry (GB300 keys were added on `gb300-nv`, never listed), and #1970 dropped labels whose
-    machines it kept under others."""
+    GitHub's runners carry (GB300 keys were added on `gb300-nv`, never listed), and #1970
+    dropped labels whose machines it kept under others."""
     table, before = runner_labels(new.runners[0]), runner_labels(old.runners[0])
     if not runners_changed or table is None or before is None:
         return []
@@ -478,7 +481,11 @@ def _unscheduled(old: Ref, new: Ref, runners_changed: bool) -> list[Problem]:
             continue
         machines = [m for m in before[runner] if isinstance(m, str)]
         if machines and listed.isdisjoint(machines):
-            params = {"key": key, "runner": runner, "path": new.layout.runners, "machines": machines}
+            params = {"key": key, "runner": runner, "path": new.layout.runners}
+            params |= {
+                "machines": machines[:_MACHINES_SHOWN],
+                "more": max(0, len(machines) - _MACHINES_SHOWN),
+            }
             line = raw.line_of("runner") if isinstance(raw, LineDict) else None
             found.append(Problem("runner-no-machines", new.keys[key], line or new.line(key), params))
     return found

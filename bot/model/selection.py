@@ -3,13 +3,13 @@
 A variant declares the points it serves through `benchmark.env` (`CONC`, `TP`, `KV_OFFLOADING`,
 `SPEC_DECODING`) and the topology of its serving role (`roles.agg`, or the prefill worker). Only
 what selects is compared: `CONC` (the client reads it), while `TP`, `KV_OFFLOADING` and
-`SPEC_DECODING` only label results and select only among the variants of a bundle; a flat recipe,
-or a variant a point names, is the point's one variant and its labels are compared as a warning
-(`label_mismatches`). Only what a variant declares is compared, and a variant without `CONC`
-serves every concurrency, except
-expert parallelism: a variant whose serving role is stated serves the EP its engine would run
-with, which is 1 unless one of these arguments says otherwise (as found on the real InferenceX
-recipes; `_` and `-` in names are the same):
+`SPEC_DECODING` only label results and select only among the variants of a bundle; a multinode
+point's flat recipe, or the variant it names, is its one variant and its labels are compared as a
+warning (`label_mismatches`, `chosen_by_name`). Only what a variant declares is compared, and a
+variant without `CONC` serves every concurrency, except expert parallelism: a variant whose
+serving role is stated serves the EP its engine would run with, which is 1 unless one of these
+arguments says otherwise (as found on the real InferenceX recipes; `_` and `-` in names are the
+same):
 - `expert-parallel-size` / `ep-size` (SGLang, ATOM), `moe-expert-parallel-size` (TensorRT-LLM's
   `moe_expert_parallel_size`): that size.
 - `enable-expert-parallel: true` (vLLM, ATOM): tensor-parallel size × data-parallel size, as
@@ -180,9 +180,13 @@ def label_mismatches(variant: Variant, point: Point) -> list[tuple[str, str, str
 
 
 def chosen_by_name(recipe: Recipe, point: Point) -> bool:
-    """Whether the point's recipe offers it one variant only, so that nothing selects among
-    variants: a flat recipe (its own single variant) or a variant the point names."""
-    return bool(point.selector) or not recipe.is_bundle
+    """Whether nothing but `CONC` selects among the variants a point may run: its recipe offers it
+    one variant only (a flat recipe, its own single variant, or a variant the point names), and
+    no script reads the labels of that variant. That is known of the multinode srt-slurm client,
+    `benchmarks/multi_node/agentic_srt.sh`, which checks only `MODEL MODEL_PREFIX FRAMEWORK
+    PRECISION CONC RESULT_FILENAME DURATION`; a single-node recipe's client is not read here, so
+    its labels still select."""
+    return point.multinode and (bool(point.selector) or not recipe.is_bundle)
 
 
 def _word(value: Any) -> str:
