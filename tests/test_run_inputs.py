@@ -131,6 +131,19 @@ def test_a_label_dropped_while_its_machines_stay_listed_is_no_warning(history: P
     assert not _found(_pr(history, 1970), "runner-no-machines")
 
 
+@pytest.mark.parametrize("written", ["'²'", "'" + "9" * 5000 + "'"])
+def test_a_dram_figure_that_is_no_number_blocks_and_crashes_nothing(
+    e2e: tuple[Path, str], written: str
+) -> None:
+    """A superscript digit or 5,000 digits as text: the run model reads the figure for every
+    DRAM-offload run, so it must turn it into a finding, never an exception."""
+    repo, base = e2e
+    head = commit(repo, {RUNNERS: replace(CLUSTER + "3_095_781", CLUSTER + written)})
+    report = _review(repo, base, head)
+    assert not [f for f in report.findings if f.message_id.endswith("crashed")]
+    assert any(f.severity is Severity.BLOCKING for f in _found(report, "dram-missing-hardware"))
+
+
 # --- a label no launcher reads never selects ---------------------------------------------------
 
 

@@ -20,8 +20,9 @@ def number(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value if value > 0 else None
-    if isinstance(value, str) and value.replace("_", "").isdigit():
-        return int(value.replace("_", "")) or None
+    digits = value.replace("_", "") if isinstance(value, str) else ""
+    if digits.isdecimal() and len(digits) <= 30:  # `int` reads these; no host has 30 digits of MiB
+        return int(digits) or None
     return None
 
 
