@@ -15,15 +15,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.model import dram, schema
 from bot.model import layout as layout_mod
-from bot.model import schema
 from bot.model.changelog import ChangelogDiff, compare
 from bot.model.images import ImageUse
 from bot.model.layout import Layout
-from bot.model.master import ConfigEntry, MasterFile
+from bot.model.master import ConfigEntry, MasterFile, Point
 from bot.model.owners import CodeownersFile, find_codeowners
 from bot.model.problems import Problem
 from bot.model.recipe import Recipe
+from bot.model.runners import labels as runner_labels
 from bot.model.runs import (
     CONCURRENCY_FIELDS,
     SCENARIO_FIELDS,
@@ -38,7 +39,7 @@ from bot.model.runs import (
 from bot.model.selection import MAX_RUN_CHOICES, choices
 from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot, is_plain_path
-from bot.yamlsafe import frozen
+from bot.yamlsafe import LineDict, frozen
 
 __all__ = ["KeyChange", "ReviewDiff", "Run", "compute", "image_uses", "run_ident"]
 
@@ -108,6 +109,60 @@ class KeyChange:
         if any(_same_run(run) not in self.known_duplicates for run in self.duplicates):
             return True  # a run launched once more
         return not same(_entry_fields(self.base.raw), _entry_fields(self.head.raw))
+
+    @property
+    def labels_only(self) -> bool:
+        """Whether the PR changed only what labels this key's results, not what its server or
+        client runs: every changed run is a multinode run an srt-slurm recipe serves at both refs
+        (the recipe states the server's and the client's settings) and differs from its base run
+        only in `LABEL_SETTINGS`, which no multinode launcher or client script reads
+        (docs/checks.md); no run was added or launched once more, no other field of the entry
+        changed."""
+        if not self.needs_entry or self.base is None or self.head is None or self.added:
+            return False
+        if any(_same_run(run) not in self.known_duplicates for run in self.duplicates):
+            return False
+        if not same(_unlabelled(_entry_fields(self.base.raw)), _unlabelled(_entry_fields(self.head.raw))):
+            return False
+        return bool(self.changed) and all(
+            _recipe_run(run) and _recipe_run(self.base_of(run)) and _only_labels(self.base_of(run), run)
+            for run in self.changed
+        )
+
+
+# What only labels a multinode recipe run's results: the generator hands these on to the workflow's
+# environment, where neither the launcher nor the client script reads them (docs/checks.md).
+LABEL_SETTINGS = ("kv-offloading", "kv-offload-backend", "dram-utilization", dram.BUDGET_SETTING)
+_RECIPES_MULTINODE = "benchmarks/multi_node/srt-slurm-recipes/"
+
+
+def _refused(run: Run) -> bool:
+    point = run.point
+    dram_run = point.scenario == "agentic-coding" and point.kv_offloading == "dram"
+    return dram_run and dram.BUDGET_SETTING not in run.parts[3]
+
+
+def _is_label(path: str) -> bool:
+    name = path.rpartition(":")[2]  # a setting kept apart under its part's name (`group:…`)
+    return any(name == label or name.startswith(label + ".") for label in LABEL_SETTINGS)
+
+
+def _unlabelled(fields: Any) -> Any:
+    return {k: v for k, v in fields.items() if not _is_label(str(k))} if isinstance(fields, dict) else fields
+
+
+def _recipe_run(run: Run) -> bool:
+    recipe = run.point.recipe or ""
+    return run.point.multinode and run.variant is not None and _RECIPES_MULTINODE in recipe
+
+
+def _only_labels(before: Run, after: Run) -> bool:
+    """Whether two runs differ only in labels, and the generator emits both (a DRAM-offload run
+    whose budget cannot be computed, e.g. on a runner with no hardware record, is refused)."""
+    if _refused(before) or _refused(after):
+        return False
+    old, new = before.settings, after.settings
+    return all(_is_label(path) for path in old.keys() | new.keys() if not same(old.get(path), new.get(path)))
 
 
 @dataclass
@@ -179,6 +234,7 @@ def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> P
     left out of the review, and the problem returned names them."""
     spent = 0
     over: list[KeyChange] = []
+    still: list[KeyChange] = []
     for change in keys.values():
         # A removed key's runs are only counted, so its recipes need not be read.
         cost = _run_choices(change.base, old if change.head is not None else None)
@@ -189,7 +245,9 @@ def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> P
         spent += cost
         base_runs = old.runs(change.base, with_recipes=change.head is not None)
         _classify(change, base_runs, new.runs(change.head), old, new)
-    for change in over:
+        if not change.entry_changed and not (change.added or change.removed or change.changed):
+            still.append(change)  # a recipe or runners.yaml change that none of its runs reads
+    for change in over + still:
         del keys[change.key]
     if not over:
         return None
@@ -198,15 +256,16 @@ def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> P
 
 
 def _matched(runs: list[Run]) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
-    """Runs by what matches them across refs, and the duplicates. A run is matched by its
-    identity (`Run.ident`); where several runs of a ref share one (a sweep over variants of one
-    topology, each point naming its own), by its point's other fields as well. Runs that share
-    even those are duplicates: the generator launches each."""
-    counts = Counter(run.ident for run in runs)
+    """Runs by their whole identity (`_same_run`: every field the generator hands on but the
+    concurrencies, which a run has one of), and the duplicates: runs whose identity an earlier run
+    has, which the generator launches twice."""
+    fields: dict[int, Any] = {}  # the point's fields, worked out once per point
     matched: dict[tuple[Any, ...], Run] = {}
     duplicates: list[Run] = []
     for run in runs:
-        key = run.ident if counts[run.ident] == 1 else _same_run(run)
+        if id(run.point) not in fields:
+            fields[id(run.point)] = _point_fields(run.point)
+        key = (*run.ident, fields[id(run.point)])
         if key in matched:
             duplicates.append(run)
         else:
@@ -214,19 +273,53 @@ def _matched(runs: list[Run]) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
     return matched, duplicates
 
 
+def _place(run: Run) -> tuple[Any, ...]:
+    """Where a run stands apart from its KV-offload mode: its identity without `kv-offloading`
+    (the point's topology holds it second to last), so that a point switched to DRAM offload is
+    shown as that change of its run."""
+    topology = run.point.topology
+    return (*topology[:-2], topology[-1], run.concurrency)
+
+
+def _paired(
+    before: dict[tuple[Any, ...], Run], after: dict[tuple[Any, ...], Run]
+) -> tuple[dict[int, Run], list[Run], list[Run]]:
+    """Each head run's base run (by the head run's id), the added runs and the removed ones. A
+    run is paired with the base run of the same whole identity; the rest, by their topology and
+    concurrency (`Run.ident`), then by `_place`, where exactly one run on each side stands there."""
+    pairs = {id(run): before[key] for key, run in after.items() if key in before}
+    rest_base = [run for key, run in before.items() if key not in after]
+    rest_head = [run for key, run in after.items() if key not in before]
+    for where in (lambda run: run.ident, _place):
+        if not rest_base or not rest_head:
+            break
+        counts_base = Counter(where(run) for run in rest_base)
+        counts_head = Counter(where(run) for run in rest_head)
+        lone = {where(run): run for run in rest_base if counts_base[where(run)] == 1}
+        taken: set[int] = set()
+        for run in rest_head:
+            spot = where(run)
+            if counts_head[spot] == 1 and spot in lone:
+                pairs[id(run)] = lone[spot]
+                taken.add(id(lone[spot]))
+        rest_head = [run for run in rest_head if id(run) not in pairs]
+        rest_base = [run for run in rest_base if id(run) not in taken]
+    return pairs, rest_head, rest_base
+
+
 def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run], old: Ref, new: Ref) -> None:
     before, old_duplicates = _matched(base_runs)
     after, change.duplicates = _matched(head_runs)
     change.known_duplicates = {_same_run(run) for run in old_duplicates}
     change.head_runs = head_runs
-    change.added = [run for key, run in after.items() if key not in before]
-    change.removed = [run for key, run in before.items() if key not in after]
+    pairs, change.added, change.removed = _paired(before, after)
     known: dict[tuple[int, int, int], bool] = {}  # pairs of parts compared already
-    for key, run in after.items():
-        if key in before:
-            target = change.unchanged if before[key].same_settings(run, known) else change.changed
+    for run in after.values():
+        if id(run) in pairs:
+            base_run = pairs[id(run)]
+            target = change.unchanged if base_run.same_settings(run, known) else change.changed
             target.append(run)
-            change.before[id(run)] = before[key]
+            change.before[id(run)] = base_run
     _aspects(change, old, new)
 
 
@@ -245,7 +338,7 @@ def _aspects(change: KeyChange, old: Ref, new: Ref) -> None:
             aspects.append("image")
         if both and not same(fields[0].get("runner"), fields[1].get("runner")):
             aspects.append("runner")
-        elif not same(old.hardware(base.runner), new.hardware(head.runner)):
+        elif _differs(change, lambda run: run.parts[3]):  # what its runs read of the record
             aspects.append("hardware")
     if change.added or change.removed:
         aspects.append("points")
@@ -325,7 +418,7 @@ def compute(
     too_many_runs = _classify_within_budget(keys, old, new)
     if too_many_runs is not None:
         problems.append(too_many_runs)
-    notices = _not_read(changed_files, old, new)
+    notices = _not_read(changed_files, old, new) + _unscheduled(old, new, new.layout.runners in changed)
     moved = layout_mod.tree_moved(old.layout, layout, [*old.masters], [*new.masters], head, master_configs)
     if moved is not None:  # two trees at the head: which one runs is unknown, so it blocks
         (problems if moved.message_id == "layout-two-trees" else notices).append(moved)
@@ -368,15 +461,57 @@ def compute(
     )
 
 
+_MACHINES_SHOWN = 6  # machines of a removed label a warning names; the rest are counted
+
+
+def _unscheduled(old: Ref, new: Ref, runners_changed: bool) -> list[Problem]:
+    """Head keys whose runner label the PR removes from runners.yaml's `labels` together with its
+    machines (none of them is listed under any label at the head): their jobs wait for a machine
+    that is gone. InferenceX's generator still emits them (it reads `labels` only to filter by
+    runner). A label that is only unlisted proves nothing: older files did not list every label
+    GitHub's runners carry (GB300 keys were added on `gb300-nv`, never listed), and #1970
+    dropped labels whose machines it kept under others."""
+    table, before = runner_labels(new.runners[0]), runner_labels(old.runners[0])
+    if not runners_changed or table is None or before is None:
+        return []
+    listed = {
+        m for machines in table.values() if isinstance(machines, list) for m in machines if isinstance(m, str)
+    }
+    found = []
+    for key in new.keys:
+        raw = new.raw(key)
+        runner = _runner_of(raw)
+        if not isinstance(runner, str) or table.get(runner) or not isinstance(before.get(runner), list):
+            continue
+        machines = [m for m in before[runner] if isinstance(m, str)]
+        if machines and listed.isdisjoint(machines):
+            params = {"key": key, "runner": runner, "path": new.layout.runners}
+            params |= {
+                "machines": machines[:_MACHINES_SHOWN],
+                "more": max(0, len(machines) - _MACHINES_SHOWN),
+            }
+            line = raw.line_of("runner") if isinstance(raw, LineDict) else None
+            found.append(Problem("runner-no-machines", new.keys[key], line or new.line(key), params))
+    return found
+
+
+def _runner_of(raw: Any) -> Any:
+    return raw.get("runner") if isinstance(raw, dict) else None
+
+
 def _same_run(run: Run) -> tuple[Any, ...]:
-    """What two runs that the generator would launch twice share: the identity and every field of
-    their points but the concurrencies (older points told runs apart by fields the identity does
-    not name, `offloading: cpu`, or by the `CONFIG_FILE=…:variant` each names)."""
-    point = run.point.raw
-    fields = (
-        {k: v for k, v in point.items() if k not in CONCURRENCY_FIELDS} if isinstance(point, dict) else point
+    """A run's whole identity, what two runs that the generator would launch twice share: its
+    topology and concurrency, and every field of its point but the concurrencies (the generator
+    hands each on: `kv-p2p-transfer`, `router`, older points' `offloading: cpu`, the
+    `CONFIG_FILE=…:variant` each names)."""
+    return (*run.ident, _point_fields(run.point))
+
+
+def _point_fields(point: Point) -> Any:
+    raw = point.raw
+    return frozen(
+        {k: v for k, v in raw.items() if k not in CONCURRENCY_FIELDS} if isinstance(raw, dict) else raw
     )
-    return (*run.ident, frozen(fields))
 
 
 def _duplicate(change: KeyChange, run: Run) -> Problem:

@@ -93,7 +93,15 @@ def test_the_drafted_entry_names_each_uncovered_key_once_in_order_of_first_menti
         finding("changelog", Severity.BLOCKING, "changelog-missing", keys=["a", "b", 7]),
         finding("changelog", Severity.BLOCKING, "changelog-key-not-covered", key="c"),
         finding("changelog", Severity.BLOCKING, "changelog-key-not-covered", key="a"),
-        finding("changelog", Severity.BLOCKING, "changelog-hardware-key-not-covered", key="d"),
+        finding(
+            "changelog",
+            Severity.BLOCKING,
+            "changelog-hardware-key-not-covered",
+            key="d",
+            fields=[],
+            settings=[],
+            budget=False,
+        ),
     ]
     assert draft.drafted_keys(findings) == ["b", "a", "c", "d"]
     assert draft.drafted_keys(findings[1:2]) == []
@@ -162,36 +170,23 @@ def test_a_runners_yaml_change_no_new_entry_names_gets_the_drafted_entry_in_the_
             "config-keys": [GLM],
             "scenario-type": ["agentic-coding"],
             "description": [
-                "At every concurrency: change the runner's available-cpu-dram-mib from 2063104 to 2000000.",
-                "所有并发：修改 runner 的 available-cpu-dram-mib（2063104 → 2000000）。",
+                # What the runs read of the record: the DRAM budget of its two DRAM-offload points.
+                "At C8, C16: change total-cpu-dram-gb from 973 to 943.",
+                "C8、C16：修改 total-cpu-dram-gb（973 → 943）。",
             ],
             "pr-link": "XXX",
         }
     ]
 
 
-def test_the_real_runners_yaml_only_commit_is_drafted_once_for_all_its_keys(history: Path) -> None:
+def test_the_real_runners_yaml_only_commit_drafts_nothing_as_no_run_reads_the_change(history: Path) -> None:
     """InferenceX b2e6d86 ("Update available CPU DRAM for cluster b200-dgxc") changed runners.yaml
-    alone, with no changelog entry: the seven keys on that cluster get one entry, saying once what
-    changed on their runner, for the scenarios they run."""
+    alone, with no changelog entry: 3,774,874 → 3,095,781 MiB, both above the DRAM rule's cap, so
+    no budget and no run of the seven keys on that cluster changed (issue 32), and nothing is
+    drafted."""
     request = LocalRequest(repo=str(history), base="b2e6d86^", head="b2e6d86", offline=True)
     report = run_local(request)[0]
-    keys = draft.drafted_keys(report.findings)
-    assert len(keys) == 7 and all(report.changed_keys[key] == ["hardware"] for key in keys)
-    assert draft.entry_text(keys, report.changes, "XXX") == "\n".join(
-        [
-            "- config-keys:",
-            *(f"    - {key}" for key in keys),
-            "  scenario-type:",
-            "    - fixed-seq-len",
-            "    - agentic-coding",
-            "  description:",
-            "    - \"At every concurrency: change the runner's available-cpu-dram-mib"
-            ' from 3774874 to 3095781."',
-            '    - "所有并发：修改 runner 的 available-cpu-dram-mib（3774874 → 3095781）。"',
-            "  pr-link: XXX\n",
-        ]
-    )
+    assert draft.drafted_keys(report.findings) == [] and report.changes == {}
 
 
 def test_what_changed_names_a_runners_field_by_its_place_in_the_record(example: ExampleRepo) -> None:

@@ -203,8 +203,8 @@ DRAFTED = (
     "change max-num-seqs from 8 to 2, cudagraph-capture-sizes from [1,2,3,4,5,6,7,8] to [1,2];",
     "At C4, C14, C16: set ATOM_MONO_ENABLE=0.",
     "At C48: set OFFLOAD_STATE_CPU_SIZE=128; change dram-utilization from 0.343 to 0.6, "
-    "ATOM_STATE_CHECKPOINT_DEMAND from 0 to 1, LMCACHE_MAX_LOCAL_CPU_SIZE from 128 to 224, "
-    "TOTAL_CPU_DRAM_GB from 1028 to 1799.",
+    "total-cpu-dram-gb from 1028 to 1799, ATOM_STATE_CHECKPOINT_DEMAND from 0 to 1, "
+    "LMCACHE_MAX_LOCAL_CPU_SIZE from 128 to 224, TOTAL_CPU_DRAM_GB from 1028 to 1799.",
     "C4、C14、C16：设置 ATOM_MONO_ENABLE=0。",
 )
 
@@ -503,17 +503,18 @@ MI325X = "  mi325x-tw:\n    gpus-per-node: 8\n    available-cpu-dram-mib: 2_063_
             True,
             "        hf-hub-cache: {path: /data/hf-hub-cache}\n",
             "        hf-hub-cache: {path: /scratch/hf-hub-cache}\n",
-            "change the runner's slurm.volumes.hf-hub-cache.path"
+            "At every concurrency: change the runner's slurm.volumes.hf-hub-cache.path"
             " from /data/hf-hub-cache to /scratch/hf-hub-cache",
             [],
         ),
         # A PR of its own that only lowers the cluster's host DRAM: the budgets GLM-5's recipe pins
-        # at C8 and C16 no longer hold, which is the author's to fix (one line serves both).
+        # at C8 and C16 no longer hold, which is the author's to fix (one line serves both). Its
+        # runs read the figure through the DRAM rule: the budget of its two DRAM runs changes.
         (
             False,
             MI325X,
             MI325X.replace("2_063_104", "2_000_000"),
-            "change the runner's available-cpu-dram-mib from 2063104 to 2000000",
+            "At C8, C16: change total-cpu-dram-gb from 973 to 943",
             ["dram-total-mismatch", "dram-total-mismatch"],
         ),
     ],
@@ -546,10 +547,12 @@ def test_a_key_changed_only_by_its_runners_record_gets_an_entry_appended(
     assert after[-1] == {
         "config-keys": [GLM],
         "scenario-type": ["agentic-coding"],
-        "description": [f"At every concurrency: {said}.", after[-1]["description"][1]],
+        "description": [f"{said}.", after[-1]["description"][1]],
         "pr-link": PR_URL,
     }
-    assert after[-1]["description"][1].startswith("所有并发：修改 runner 的 ")
+    assert after[-1]["description"][1].startswith(
+        ("所有并发：修改 runner 的 ", "C8、C16：修改 total-cpu-dram-gb")
+    )
     assert f"appended an entry naming {GLM}, pr-link {PR_URL}, its description drafted" in out
     commit(example.path, {}, "apply prbot fix")
     report = run_local(request)[0]  # HEAD is the fixed commit now

@@ -28,10 +28,12 @@ alone (a warning: the merge step accepts them, the PR-time check does not), see 
   entries that link the PR they were copied from; the merge step refuses them all.
 - changelog-trailing-blank (15) and changelog-no-final-newline (4): the file ends with an empty
   line, or without a newline.
-- changelog-missing (7): runs added or changed with no changelog entry: #1992 (the move of the
+- changelog-missing (5): runs added or changed with no changelog entry: #1992 (the move of the
   master configs from `.github/configs/`, outside the bundle, so every key looks added), AgentX
-  v1.0 (#1970), recipe clean-up (#2002), P2P metadata (#2096), DSV4 GB200 synthetic acceptance,
-  and the host-KV-offload markings (#2708, #2709). Removals alone need no entry: the 1k1k
+  v1.0 (#1970), recipe clean-up (#2002), P2P metadata (#2096), DSV4 GB200 synthetic acceptance.
+  The host-KV-offload markings (#2708, #2709) change only what labels their multinode recipe
+  runs (`kv-offloading`, its backend, the utilization and budget, read by no launcher): a
+  warning that no entry may be needed (issue 32). Removals alone need no entry: the 1k1k
   deprecation (#2263) and the dropped hung Qwen3.5 points (#2661) no longer count.
 - changelog-field-invalid (5): the first changelog format (#267: `description: |` blocks and no
   `pr-link`; #256 and #330 in the same format) and entries without `pr-link` (#1147, #1159).
@@ -47,9 +49,9 @@ alone (a warning: the merge step accepts them, the PR-time check does not), see 
   only the new gb200 key; #2601 added two keys besides the two its entry names; a revert of
   MiniMax-M3 master changes that also removed their entries. (#2184 moved points out of
   `minimaxm3-fp4-b300-dynamo-vllm` into new keys its entry names: the old key only lost points.)
-- selection-none (2): #2708 and #2709 mark GLM-5.2 TRT AgentX points `kv-offloading: dram` while
-  their recipes (`CONFIG_FILE=benchmarks/…`, now found where they are) still say
-  `KV_OFFLOADING: none`.
+- (selection-none, 0: #2708 and #2709 mark TRT AgentX points `kv-offloading: dram` while their
+  flat recipes still say `KV_OFFLOADING: none`, a label no launcher reads: a warning naming both
+  values, as the recipe is the point's one variant and serves DRAM offload.)
 - changelog-duplicate-key (1), changelog-link-edit-mixed (1), changelog-correction-invalid (1):
   #963's splice; #1073 fixed an older pr-link in the same PR that appended its own entry, and its
   revert took that entry out while leaving a non-canonical correction.
@@ -61,8 +63,10 @@ alone (a warning: the merge step accepts them, the PR-time check does not), see 
   points that both run C32, so the generator launches that run twice; #1992 (every key looks
   added) is where it is the PR's own. Later PRs that change the key only carry it over: a warning.
 - changelog-hardware-key-not-covered (1): #2121 added `cluster:gb300-nv` to runners.yaml, which
-  changes the host DRAM every run of the five DSV4 GB300 AgentX keys on it starts with, and its
-  entry names only the new Qwen3.5 keys (issue #22: a runners.yaml change counts).
+  gives a DRAM budget to the DRAM-offload runs of two DSV4 GB300 AgentX keys on it (the generator
+  refused them before: no hardware record), and its entry names only the new Qwen3.5 keys (issue
+  #22: a runners.yaml change counts; issue #32: only where a run reads it, so the three keys on
+  that runner without DRAM points are not asked for).
 - schema-* (20 PRs, all merged after #1992): master-config entries and runners.yaml held to the
   generator's models as they are now (upstream 843c6254f), which tightened after these PRs:
   schema-disagg-no-transfer (17) disaggregated keys added or changed before every one needed
@@ -96,14 +100,13 @@ EXPECTED_PRS = {
     ("changelog", "changelog-history-bytes"): 35,
     ("changelog", "changelog-removed"): 32,
     ("changelog", "changelog-trailing-blank"): 15,
-    ("changelog", "changelog-missing"): 7,
+    ("changelog", "changelog-missing"): 5,
     ("changelog", "changelog-field-invalid"): 5,
     ("changelog", "changelog-edited"): 4,
     ("changelog", "changelog-no-final-newline"): 4,
     ("recipe-selection", "recipe-duplicate-key-files"): 4,
     ("changelog", "changelog-key-not-covered"): 3,
     ("changelog", "changelog-more-edits"): 2,
-    ("recipe-selection", "selection-none"): 2,
     ("changelog", "changelog-duplicate-key"): 1,
     ("changelog", "changelog-link-edit-mixed"): 1,
     ("changelog", "changelog-correction-invalid"): 1,
@@ -118,7 +121,7 @@ EXPECTED_PRS = {
     ("consistency", "schema-unknown-field"): 1,
     ("consistency", "schema-runner-labels"): 1,
 }
-EXPECTED_BLOCKED = 382  # #22 adds #2121 (hardware coverage) and the 9 PRs only schema findings block
+EXPECTED_BLOCKED = 380  # #22 adds #2121 and the 9 PRs only schema findings block; #32 clears #2708, #2709
 SUMMARY = Path(tempfile.gettempdir()) / "prbot-history-replay.txt"
 
 

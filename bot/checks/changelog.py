@@ -12,7 +12,9 @@ from bot.checks.sweep_rules import append_only_refusals, keys_known, keys_matchi
 from bot.diff import KeyChange
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.changelog import Entry, gate
+from bot.model.dram import BUDGET_SETTING
 from bot.model.problems import Problem
+from bot.model.runs import same
 
 CHECK = "changelog"
 PLACEHOLDER = "XXX"
@@ -210,7 +212,18 @@ def _patterns(entry: Entry, ctx: CheckContext, file: str) -> list[Finding]:
 def _not_covered(change: KeyChange) -> Finding:
     message = "changelog-key-not-covered" if change.entry_changed else "changelog-recipe-key-not-covered"
     if not change.entry_changed and "recipe" not in change.aspects and "hardware" in change.aspects:
-        message = "changelog-hardware-key-not-covered"  # its runner's record in runners.yaml changed
+        # its runner's record in runners.yaml changed what its runs read: say which field, read how
+        fields, read = _hardware_reads(change)
+        return finding(
+            CHECK,
+            Severity.BLOCKING,
+            "changelog-hardware-key-not-covered",
+            **change.where,
+            key=change.key,
+            fields=fields,
+            settings=read,
+            budget=BUDGET_SETTING in read,
+        )
     return finding(
         CHECK,
         Severity.BLOCKING,
@@ -220,11 +233,45 @@ def _not_covered(change: KeyChange) -> Finding:
     )
 
 
+def _hardware_reads(change: KeyChange) -> tuple[list[str], list[str]]:
+    """The fields of the runner's record that changed, and the settings of the key's runs that
+    read them and changed with them (`total-cpu-dram-gb`: the DRAM rule's budget)."""
+    fields: set[str] = set()
+    read: set[str] = set()
+    for run in change.changed:
+        before = change.base_of(run)
+        old, new = before.parts[3], run.parts[3]
+        read |= {path for path in old.keys() | new.keys() if not same(old.get(path), new.get(path))}
+        old_record, new_record = (r if isinstance(r, dict) else {} for r in (before.source[2], run.source[2]))
+        names = old_record.keys() | new_record.keys()  # a record that came or went: all its fields
+        fields |= {str(n) for n in names if not same(old_record.get(n), new_record.get(n))}
+    return sorted(fields), sorted(read)
+
+
+def _labels_only(change: KeyChange) -> Finding:
+    """A key whose runs changed only in what labels their results (`KeyChange.labels_only`): an
+    entry may not be needed, as nothing the server or the client runs changed."""
+    paths = sorted(
+        {
+            path.rpartition(":")[2]
+            for run in change.changed
+            for path in {**change.base_of(run).settings, **run.settings}
+            if not same(change.base_of(run).settings.get(path), run.settings.get(path))
+        }
+    )
+    return finding(
+        CHECK, Severity.WARNING, "changelog-labels-only", **change.where, key=change.key, settings=paths
+    )
+
+
 def check(ctx: CheckContext) -> list[Finding]:
     diff = ctx.diff
     file = diff.layout.changelog
-    needing = [c for c in diff.keys.values() if c.needs_entry]
+    needing = [c for c in diff.keys.values() if c.needs_entry and not c.labels_only]
+    labelled = [c for c in diff.keys.values() if c.labels_only]
     out: list[Finding] = ctx.unreadable(CHECK)
+    named = diff.changelog.appended + diff.changelog.inserted if diff.changelog else []
+    out += [_labels_only(c) for c in labelled if not any(e.names(c.key) for e in named)]
     if not diff.changelog_changed:
         if needing:
             out.append(

@@ -24,7 +24,7 @@ from bot.findings import Finding, Severity, finding
 from bot.model import schema
 from bot.model.master import Point
 from bot.model.recipe import Variant
-from bot.model.runs import same
+from bot.model.runs import same, structure
 
 CHECK = "changes"
 _COMMON_SHOWN = 4  # settings a finding names; the JSON report has them all
@@ -133,20 +133,30 @@ def plan(ctx: CheckContext) -> dict[str, Any]:
     return ctx.memo["changes"]
 
 
-def _dropped(override: Any, base: Any, path: str = "") -> list[tuple[str, list[Any]]]:
-    """Lists of `base` that the override replaces, with the items it leaves out."""
+def _dropped(
+    override: Any, base: Any, path: str = "", written: str | None = None
+) -> list[tuple[str, str, list[Any]]]:
+    """Lists of `base` that the override replaces, with the items it leaves out: (where, the
+    YAML path of the value the override writes, the items). A list inside a JSON-valued argument
+    (`online_quant_config: '{"exclude_layer": [...]}'`) is replaced whole too: the override writes
+    the whole string (`written` is then that string's path)."""
     if not isinstance(override, dict) or not isinstance(base, dict):
         return []
     found = []
     for key, value in override.items():
         where = f"{path}.{key}" if path else str(key)
         old = base.get(key)
+        at = written
+        if written is None and isinstance(value, str) and isinstance(old, str):
+            value, old, at = structure(value), structure(old), where
+            if isinstance(value, str) or isinstance(old, str):
+                continue  # plain text, not JSON on both sides
         if isinstance(value, list) and isinstance(old, list):
             gone = [item for item in old if item not in value]
             if gone:
-                found.append((where, gone))
+                found.append((where, at or where, gone))
         else:
-            found += _dropped(value, old, where)
+            found += _dropped(value, old, where, at)
     return found
 
 
@@ -160,8 +170,8 @@ def _list_warnings(ctx: CheckContext) -> list[Finding]:
     out = []
     for (recipe, name), (variant, key) in sorted(variants.items()):
         override, base = variant.layers
-        for path, gone in _dropped(override, base):
-            line = variant.line_of(tuple(path.split(".")))
+        for path, written, gone in _dropped(override, base):
+            line = variant.line_of(tuple(written.split(".")))
             out.append(
                 finding(
                     CHECK,

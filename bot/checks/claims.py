@@ -49,6 +49,11 @@ _AS_BEFORE = rf"(?i)\b(?:{_PHRASE})"
 # The list of concurrencies that ends just before the phrase (looked for in a short window).
 _LISTED_BEFORE = rf"(?i)(?<![\w-])(?P<listed>{_LISTED})[ \t]*:?[ \t]*{_LINKS}\Z"
 _WINDOW = 120
+# A sentence about the runs other than those its line names.
+_OTHERS = (
+    r"(?i)\b(?:every|all|each|any|the)[ \t]+other\b|\bother[ \t]+(?:points?|concurrenc\w*|runs?|variants?)\b"
+    r"|\belsewhere\b|\bthe[ \t]+rest\b|其他|其余|其它"
+)
 
 
 def mentioned_concurrencies(text: str) -> list[int]:
@@ -114,11 +119,14 @@ def _bounded(texts: Iterable[str]) -> tuple[list[str], bool]:
 
 
 def _sentences(text: str) -> Iterable[tuple[str, tuple[int, ...]]]:
-    """Each sentence with its scope: the concurrencies it names, or else those of its line."""
+    """Each sentence with its scope: the concurrencies it names, or else those of its line, unless
+    it speaks of the others ("every other point keeps …" in a bullet about C1 is not about C1):
+    then no concurrency in particular."""
     for line in text.splitlines():
         in_line = tuple(mentioned_concurrencies(line))
         for sentence in re.split(_SENTENCE_END, line):
-            yield sentence, tuple(mentioned_concurrencies(sentence)) or in_line
+            named = tuple(mentioned_concurrencies(sentence))
+            yield sentence, named or (() if re.search(_OTHERS, sentence) else in_line)
 
 
 def _plain(value: str) -> str:

@@ -6,8 +6,8 @@ from bot.checks import grouping, runlabels
 from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.master import Point
-from bot.model.recipe import Recipe
-from bot.model.selection import MAX_RUN_CHOICES, choices, ep_misses, select
+from bot.model.recipe import Recipe, Variant
+from bot.model.selection import MAX_RUN_CHOICES, choices, chosen_by_name, ep_misses, label_mismatches, select
 
 CHECK = "recipe-selection"
 
@@ -110,10 +110,14 @@ def _point(point: Point, recipe: Recipe, key: str) -> tuple[list[Finding], list[
             False,
         )
     out, chosen_names = [], []
+    labelled: set[str] = set()  # variants whose labels were compared with the point already
     for conc in point.concurrencies:
         chosen = select(recipe, point, conc)
         if len(chosen) == 1:
             chosen_names.append(chosen[0].name)
+            if chosen_by_name(recipe, point) and chosen[0].name not in labelled:
+                labelled.add(chosen[0].name)
+                out += _labels(point, recipe, chosen[0], key)
             continue
         params = {
             "key": key,
@@ -131,7 +135,29 @@ def _point(point: Point, recipe: Recipe, key: str) -> tuple[list[Finding], list[
             message = "selection-none"
             params["variants"] = []
         out.append(finding(CHECK, Severity.BLOCKING, message, **point.where, **params))
-    return out, chosen_names, not out
+    return out, chosen_names, not any(f.severity is Severity.BLOCKING for f in out)
+
+
+def _labels(point: Point, recipe: Recipe, variant: Variant, key: str) -> list[Finding]:
+    """A `benchmark.env` label of the one variant a point runs that says otherwise than the point:
+    no launcher or client script reads it (docs/checks.md), so the run is served as the point
+    says and only the label is stale."""
+    return [
+        finding(
+            CHECK,
+            Severity.WARNING,
+            "selection-label-differs",
+            config_key=key,
+            file=point.recipe,
+            line=variant.line_of(("benchmark", "env", name)),
+            key=key,
+            path=point.recipe,
+            name=name,
+            stated=stated,
+            wanted=wanted,
+        )
+        for name, stated, wanted in label_mismatches(variant, point)
+    ]
 
 
 def _legacy_missing(missing: dict[str, list[Point]]) -> list[Finding]:

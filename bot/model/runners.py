@@ -16,11 +16,11 @@ class Hardware(NamedTuple):
     line: int | None
 
 
-def _number(value: Any) -> int | None:
+def number(value: Any) -> int | None:
     """A positive whole number as pydantic 2 reads one (`schema.POSITIVE`: `_` digit separators
     allowed, no other script's digits), else None."""
-    number = schema.POSITIVE.accepts(value)
-    return number if type(number) is int else None
+    found = schema.POSITIVE.accepts(value)
+    return found if type(found) is int else None
 
 
 def shape_problem(runners: Any, runner: str) -> tuple[str, int | None] | None:
@@ -69,7 +69,21 @@ def lookup(runners: Any, runner: str) -> Hardware | None:
     lines = getattr(table, "lines", {})
     return Hardware(
         name=name,
-        gpus_per_node=_number(data.get("gpus-per-node")),
-        available_mib=_number(data.get("available-cpu-dram-mib")),
+        gpus_per_node=number(data.get("gpus-per-node")),
+        available_mib=number(data.get("available-cpu-dram-mib")),
         line=lines.get(name) if isinstance(lines, dict) else None,
     )
+
+
+def labels(runners: Any) -> dict[str, Any] | None:
+    """The runner labels the sweep's jobs can be scheduled on, each with the machines that carry
+    it: `labels:`, or the older file's top level (label → machines). None when runners.yaml has
+    no such table (nothing to tell)."""
+    if not isinstance(runners, dict):
+        return None
+    table = runners.get("labels")
+    if isinstance(table, dict):
+        return table
+    if "labels" in runners or "hardware" in runners or "clusters" in runners or not runners:
+        return None
+    return runners if all(isinstance(v, list) for v in runners.values()) else None

@@ -6,9 +6,11 @@ whole (anchors, aliases, merge keys, tags and escapes resolved), runners.yaml an
 points name. A run's settings are, flattened to dotted paths: the entry's fields (`image`,
 `model`, `runner`, … everything but `scenarios`), its scenario group's (`isl`, `osl`,
 `dram-utilization`, `duration`, … everything but `search-space`), the point's (everything but
-its concurrencies), its runner's record in runners.yaml (`hardware.<field>`) and the recipe
-variant it selects, resolved. `same` compares them by value and type: `true`, `1`, `1.0` and
-`"1"` are four different settings (the generator hands each on as written).
+its concurrencies), what it reads from its runner's record in runners.yaml (the DRAM budget of
+an agentic DRAM-offload point, `total-cpu-dram-gb`, not the two fields it is made of; any other
+field of the record as `hardware.<field>`) and the recipe variant it selects, resolved. `same`
+compares them by value and type: `true`, `1`, `1.0` and `"1"` are four different settings (the
+generator hands each on as written).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from bot.model import dram
 from bot.model import layout as layout_mod
 from bot.model.master import ConfigEntry, MasterFile, Parsed, Point, parse_master
 from bot.model.problems import Problem, from_yaml
@@ -77,7 +80,7 @@ def mentions(node: Any, names: set[str], depth: int = 0) -> bool:
     return False
 
 
-def _structure(value: str) -> Any:
+def structure(value: str) -> Any:
     """A serving argument written as JSON (`online_quant_config: '{"exclude_layer": [...]}'`,
     `cudagraph-capture-sizes: '[1,2]'`) as the mapping or list it holds, so that its parts and
     items are compared; the string itself when it is not one."""
@@ -94,7 +97,7 @@ def _structure(value: str) -> Any:
 def flatten(node: Any, path: str, into: dict[str, Any], depth: int = 0) -> None:
     """`node`'s leaves as dotted path → value (lists are values of their own)."""
     if isinstance(node, str) and path:
-        node = _structure(node)
+        node = structure(node)
     if isinstance(node, dict) and node and depth < _MAX_DEPTH:
         for key, value in node.items():
             flatten(value, f"{path}.{key}" if path else str(key), into, depth + 1)
@@ -136,7 +139,7 @@ class Run(NamedTuple):
         if index == 2:
             return ref.flattened(self.point.raw, "", CONCURRENCY_FIELDS)
         if index == 3:
-            return ref.flattened(hardware, HARDWARE)
+            return ref.hardware_reads(self.point, hardware)
         return ref.flattened(self.variant.data, "") if self.variant else {}
 
     @property
@@ -150,6 +153,10 @@ class Run(NamedTuple):
         known = {} if known is None else known
         for index, (mine, theirs) in enumerate(zip(self.sources, other.sources, strict=True)):
             if mine is theirs:
+                continue
+            if index == 3:  # what a run reads of its runner's record depends on its point too
+                if not same(self._part(index), other._part(index)):
+                    return same(self.settings, other.settings)
                 continue
             pair = (index, id(mine), id(theirs))
             if pair not in known:
@@ -225,6 +232,7 @@ class Ref:
         self.recipes = Recipes(snapshot, shared.recipes)
         self._runners: tuple[Any, Problem | None] | None = None
         self._flat: dict[tuple[int, str, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
+        self._reads: dict[tuple[Any, ...], tuple[Any, dict[str, Any]]] = {}
 
     def raw(self, key: str) -> Any:
         """A key's entry as parsed (None when this ref has no such key)."""
@@ -271,6 +279,29 @@ class Ref:
         elif node is not None:
             found[prefix or "value"] = node
         self._flat[slot] = (node, found)
+        return found
+
+    def hardware_reads(self, point: Point, hardware: Any) -> dict[str, Any]:
+        """What a run of `point` reads from its runner's record, worked out once per record and
+        budget inputs: the DRAM budget (`dram.reads`), and under `hardware.` every other field of
+        the record (the `clusters:` layout keeps the scheduler's settings there, which the launcher
+        reads; upstream's `hardware:` records hold the two budget fields only)."""
+        slot = (
+            id(hardware),
+            point.scenario,
+            point.kv_offloading,
+            point.utilization,
+            point.gpus_per_worker,
+            point.multinode,
+        )
+        cached = self._reads.get(slot)
+        if cached is not None and cached[0] is hardware:
+            return cached[1]
+        rest = hardware
+        if isinstance(hardware, dict) and not hardware.keys().isdisjoint(dram.BUDGET_FIELDS):
+            rest = {k: v for k, v in hardware.items() if k not in dram.BUDGET_FIELDS} or None
+        found = {**self.flattened(rest, HARDWARE), **dram.reads(point, hardware)}
+        self._reads[slot] = (hardware, found)
         return found
 
     def group_settings(self, point: Point) -> dict[str, Any]:

@@ -2,10 +2,14 @@
 
 A variant declares the points it serves through `benchmark.env` (`CONC`, `TP`, `KV_OFFLOADING`,
 `SPEC_DECODING`) and the topology of its serving role (`roles.agg`, or the prefill worker). Only
-what a variant declares is compared, and a variant without `CONC` serves every concurrency, except
-expert parallelism: a variant whose serving role is stated serves the EP its engine would run
-with, which is 1 unless one of these arguments says otherwise (as found on the real InferenceX
-recipes; `_` and `-` in names are the same):
+what selects is compared: `CONC` (the client reads it), while `TP`, `KV_OFFLOADING` and
+`SPEC_DECODING` only label results and select only among the variants of a bundle; a multinode
+point's flat recipe, or the variant it names, is its one variant and its labels are compared as a
+warning (`label_mismatches`, `chosen_by_name`). Only what a variant declares is compared, and a
+variant without `CONC` serves every concurrency, except expert parallelism: a variant whose
+serving role is stated serves the EP its engine would run with, which is 1 unless one of these
+arguments says otherwise (as found on the real InferenceX recipes; `_` and `-` in names are the
+same):
 - `expert-parallel-size` / `ep-size` (SGLang, ATOM), `moe-expert-parallel-size` (TensorRT-LLM's
   `moe_expert_parallel_size`): that size.
 - `enable-expert-parallel: true` (vLLM, ATOM): tensor-parallel size × data-parallel size, as
@@ -136,7 +140,7 @@ def ep_misses(recipe: Recipe, point: Point, concurrency: int) -> list[tuple[str,
     with the EP it serves: why a point that names an EP finds no variant."""
     misses = []
     for variant in recipe.candidates(point.selector):
-        if not env_matches(variant, point, concurrency):
+        if not env_matches(variant, point, concurrency, not chosen_by_name(recipe, point)):
             continue
         topology = _topology(variant, point)
         served, _ = topology.pop("ep", (None, None))
@@ -145,16 +149,44 @@ def ep_misses(recipe: Recipe, point: Point, concurrency: int) -> list[tuple[str,
     return misses
 
 
-def env_matches(variant: Variant, point: Point, concurrency: int) -> bool:
-    """True when every selector the variant's `benchmark.env` states equals the point's."""
+def env_matches(variant: Variant, point: Point, concurrency: int, labels_select: bool = True) -> bool:
+    """True when every selector the variant's `benchmark.env` states equals the point's. `CONC`
+    always selects (the client reads it); `TP`, `KV_OFFLOADING` and `SPEC_DECODING` only label the
+    results and select only among the variants of a bundle (`labels_select`)."""
     env = variant.env
     if "CONC" in env and _int(env["CONC"]) != concurrency:
         return False
-    if "TP" in env and _int(env["TP"]) != point.tp:
-        return False
-    if "KV_OFFLOADING" in env and _word(env["KV_OFFLOADING"]) != point.kv_offloading:
-        return False
-    return not ("SPEC_DECODING" in env and _word(env["SPEC_DECODING"]) != point.spec_decoding)
+    return not labels_select or not label_mismatches(variant, point)
+
+
+def label_mismatches(variant: Variant, point: Point) -> list[tuple[str, str, str]]:
+    """The `benchmark.env` labels (`TP`, `KV_OFFLOADING`, `SPEC_DECODING`) that the variant states
+    and that differ from the point's: (name, the variant's value, the point's)."""
+    env = variant.env
+    wanted = {
+        "TP": schema.text(point.tp),
+        "KV_OFFLOADING": point.kv_offloading,
+        "SPEC_DECODING": point.spec_decoding,
+    }
+    found = []
+    for name, value in wanted.items():
+        if name not in env:
+            continue
+        stated = env[name]
+        matches = _int(stated) == point.tp if name == "TP" else _word(stated) == value
+        if not matches:
+            found.append((name, schema.text(stated), value))
+    return found
+
+
+def chosen_by_name(recipe: Recipe, point: Point) -> bool:
+    """Whether nothing but `CONC` selects among the variants a point may run: its recipe offers it
+    one variant only (a flat recipe, its own single variant, or a variant the point names), and
+    no script reads the labels of that variant. That is known of the multinode srt-slurm client,
+    `benchmarks/multi_node/agentic_srt.sh`, which checks only `MODEL MODEL_PREFIX FRAMEWORK
+    PRECISION CONC RESULT_FILENAME DURATION`; a single-node recipe's client is not read here, so
+    its labels still select."""
+    return point.multinode and (bool(point.selector) or not recipe.is_bundle)
 
 
 def _word(value: Any) -> str:
@@ -164,10 +196,11 @@ def _word(value: Any) -> str:
 
 def select(recipe: Recipe, point: Point, concurrency: int) -> list[Variant]:
     """All candidate variants that serve (point, concurrency); exactly one is the healthy answer."""
+    labels_select = not chosen_by_name(recipe, point)
     return [
         v
         for v in recipe.candidates(point.selector)
-        if env_matches(v, point, concurrency) and topology_matches(v, point)
+        if env_matches(v, point, concurrency, labels_select) and topology_matches(v, point)
     ]
 
 
