@@ -6,6 +6,7 @@ reviews the commit that carries it."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,104 @@ def test_the_action_reads_a_recipe_outside_the_data_paths_at_both_commits(
     wrong = [f for f in report["findings"] if f["id"] == "dram-total-mismatch"]
     assert {(f["config_key"], f["file"]) for f in wrong} == {(KEY, f"{ROOT}{moved}")}
     assert report["verdict"] == "blocking"
+
+
+# --- item 2: one path per setting ---------------------------------------------------------------
+
+QWEN_KEY = "qwen3.5-fp8-mi355x-atom"
+QWEN = "benchmarks/single_node/srt-slurm-recipes/qwen3.5/atom/mi355x-fp8/8k1k.yaml"
+RATIO = "      RANDOM_RANGE_RATIO: '0.8'\n      USE_CHAT_TEMPLATE: 'false'\n"
+
+
+def _common_changes(report: Report, key: str) -> dict[str, tuple[object, object]]:
+    return {s["path"]: (s["base"], s["head"]) for s in report.changes[key]["common"]}
+
+
+def test_a_dotted_key_does_not_hide_the_setting_it_spells(e2e: tuple[Path, str]) -> None:
+    repo, _ = e2e
+    # A decoy after `env:` that flattens, written naively, to the same path as the real setting.
+    decoy = RATIO + "    env.RANDOM_RANGE_RATIO: '0.8'\n"
+    base = commit(repo, {f"{ROOT}{QWEN}": replace(RATIO, decoy)})
+    head = commit(
+        repo,
+        {
+            f"{ROOT}{QWEN}": replace(
+                "RANDOM_RANGE_RATIO: '0.8'\n      USE", "RANDOM_RANGE_RATIO: '0.5'\n      USE"
+            )
+        },
+    )
+    report = _review(repo, base, head)
+    common = _common_changes(report, QWEN_KEY)
+    assert common == {"benchmark.env.RANDOM_RANGE_RATIO": ("0.8", "0.5")}
+    assert len(report.changes[QWEN_KEY]["runs"]) == 21
+    [missing] = _found(report, "changelog-missing")
+    assert missing.severity is Severity.BLOCKING and QWEN_KEY in missing.params["keys"]
+
+
+def test_keys_that_read_alike_are_kept_apart(e2e: tuple[Path, str]) -> None:
+    repo, _ = e2e
+    # `1:` and `"1":`, `null:` and `"null":` are different keys of one mapping.
+    extra = RATIO + "    options: {1: a, '1': b, null: c, 'null': d, 'x.y': e, x: {y: f}}\n"
+    base = commit(repo, {f"{ROOT}{QWEN}": replace(RATIO, extra)})
+    # Each edited key comes before the one that would have hidden it.
+    head = commit(
+        repo,
+        {
+            f"{ROOT}{QWEN}": replace(
+                "{1: a, '1': b, null: c, 'null': d, 'x.y': e", "{1: A, '1': b, null: C, 'null': d, 'x.y': E"
+            )
+        },
+    )
+    report = _review(repo, base, head)
+    assert _common_changes(report, QWEN_KEY) == {
+        "benchmark.options.[1]": ("a", "A"),
+        "benchmark.options.[null]": ("c", "C"),
+        'benchmark.options."x.y"': ("e", "E"),
+    }
+
+
+# --- unbounded 1: list settings are compared in linear time -------------------------------------
+
+ARGS = "        trust-remote-code: true\n"
+
+
+def _sizes(values: range) -> str:
+    return "[" + ",".join(map(str, values)) + "]"
+
+
+def test_a_long_list_edited_at_every_run_is_compared_in_seconds(e2e: tuple[Path, str]) -> None:
+    repo, _ = e2e
+    # 4,000 capture sizes in `base`; the TP8 variants replace them with all but the last (through
+    # an alias: the recipe is about 40 KB), and the head shifts every one of them.
+    sizes = "graphs: &sizes " + _sizes(range(1, 4001)) + "\n"
+    fewer = "fewer: &fewer " + _sizes(range(1, 4000)) + "\n"
+    zipped = "      args:\n        cuda-graph-sizes: [" + ", ".join(["*fewer"] * 7) + "]\n"
+
+    def recipe(text: str) -> str:
+        text = text.replace(ARGS, ARGS + "        cuda-graph-sizes: *sizes\n")
+        text = text.replace("      gpus: 8\n", "      gpus: 8\n" + zipped)
+        return sizes + fewer + text
+
+    base = commit(repo, {f"{ROOT}{QWEN}": recipe})
+    shifted = "graphs: &sizes " + _sizes(range(4001, 8001)) + "\nfewer: &fewer " + _sizes(range(4001, 8000))
+    head = commit(repo, {f"{ROOT}{QWEN}": lambda text: shifted + text[text.index("\nbase:") :]})
+    assert 35_000 < (repo / ROOT / QWEN).stat().st_size < 45_000
+    started = time.perf_counter()
+    report = _review(repo, base, head)
+    assert time.perf_counter() - started < 10  # minutes, when each item was looked for in the other list
+    runs = report.changes[QWEN_KEY]["runs"]
+    path = "roles.agg.args.cuda-graph-sizes"
+    changed = {
+        (r["topology"]["tp"], s["path"], len(s["added"]), len(s["removed"]))
+        for r in runs
+        for s in r["settings"]
+    }
+    assert len(runs) == 21 and changed == {
+        (2, path, 4000, 4000),
+        (4, path, 4000, 4000),
+        (8, path, 3999, 3999),
+    }
+    dropped = _found(report, "changes-list-dropped")
+    assert {(f.params["variant"], tuple(f.params["items"])) for f in dropped} == {
+        (f"zip_override_tp8_ep1[{i}]", ("8000",)) for i in range(7)
+    }

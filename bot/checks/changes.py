@@ -24,7 +24,8 @@ from bot.findings import Finding, Severity, finding
 from bot.model import schema
 from bot.model.master import Point
 from bot.model.recipe import Variant
-from bot.model.runs import same
+from bot.model.runs import same, segment
+from bot.yamlsafe import frozen
 
 CHECK = "changes"
 _COMMON_SHOWN = 4  # settings a finding names; the JSON report has them all
@@ -46,10 +47,16 @@ def compare(base: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         setting: dict[str, Any] = {"path": path, "base": old, "head": new}
         if isinstance(old, list) and isinstance(new, list):
-            setting["added"] = [item for item in new if not any(same(item, o) for o in old)]
-            setting["removed"] = [item for item in old if not any(same(item, n) for n in new)]
+            setting["added"] = _missing(new, old)
+            setting["removed"] = _missing(old, new)
         differ.append(setting)
     return differ
+
+
+def _missing(items: list[Any], other: list[Any]) -> list[Any]:
+    """The items of `items` that `other` does not hold (by value and type), in linear time."""
+    held = {frozen(item) for item in other}
+    return [item for item in items if frozen(item) not in held]
 
 
 def _topology(point: Point) -> dict[str, Any]:
@@ -102,10 +109,11 @@ def key_changes(change: KeyChange) -> dict[str, Any]:
             differ[id(run)] = compare(settings_of(change.base_of(run)), settings_of(run))
         differ.update((id(run), []) for run in change.unchanged)
     common = _common(list(differ.values()))
+    shared = {frozen(setting) for setting in common}
     runs = []
     topologies: dict[int, dict[str, Any]] = {}
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):
-        own = [s for s in differ.get(id(run), []) if not _within(s, common)]
+        own = [s for s in differ.get(id(run), []) if frozen(s) not in shared]
         status = "changed" if own else "as-before"
         runs.append(_run(status, run, change.base_of(run).variant, run.variant, own, topologies))
     runs += [_run("added", run, None, run.variant, [], topologies) for run in change.added]
@@ -115,15 +123,17 @@ def key_changes(change: KeyChange) -> dict[str, Any]:
 
 
 def _common(diffs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The settings that changed the same way at every run (none when fewer than two runs)."""
+    """The settings that changed the same way (by value and type) at every run (none when fewer
+    than two runs), in linear time."""
     if len(diffs) < 2:
         return []
-    return [setting for setting in diffs[0] if all(_within(setting, other) for other in diffs[1:])]
-
-
-def _within(setting: dict[str, Any], settings: list[dict[str, Any]]) -> bool:
-    """Whether the same change (by value and type) is among `settings`."""
-    return any(same(setting, other) for other in settings)
+    common = {frozen(setting): setting for setting in diffs[0]}
+    for other in diffs[1:]:
+        if not common:
+            break
+        held = {frozen(setting) for setting in other}
+        common = {key: setting for key, setting in common.items() if key in held}
+    return list(common.values())
 
 
 def plan(ctx: CheckContext) -> dict[str, Any]:
@@ -133,16 +143,17 @@ def plan(ctx: CheckContext) -> dict[str, Any]:
     return ctx.memo["changes"]
 
 
-def _dropped(override: Any, base: Any, path: str = "") -> list[tuple[str, list[Any]]]:
-    """Lists of `base` that the override replaces, with the items it leaves out."""
+def _dropped(override: Any, base: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], list[Any]]]:
+    """Lists of `base` that the override replaces, with the items it leaves out (by value and
+    type, in linear time), each at its path of keys."""
     if not isinstance(override, dict) or not isinstance(base, dict):
         return []
     found = []
     for key, value in override.items():
-        where = f"{path}.{key}" if path else str(key)
+        where = (*path, key)
         old = base.get(key)
         if isinstance(value, list) and isinstance(old, list):
-            gone = [item for item in old if item not in value]
+            gone = _missing(old, value)
             if gone:
                 found.append((where, gone))
         else:
@@ -160,8 +171,8 @@ def _list_warnings(ctx: CheckContext) -> list[Finding]:
     out = []
     for (recipe, name), (variant, key) in sorted(variants.items()):
         override, base = variant.layers
-        for path, gone in _dropped(override, base):
-            line = variant.line_of(tuple(path.split(".")))
+        for keys, gone in _dropped(override, base):
+            line = variant.line_of(keys)
             out.append(
                 finding(
                     CHECK,
@@ -171,7 +182,7 @@ def _list_warnings(ctx: CheckContext) -> list[Finding]:
                     file=recipe,
                     line=line,
                     variant=name,
-                    path=path,
+                    path=".".join(map(segment, keys)),
                     items=[schema.text(item) for item in gone],
                 )
             )
