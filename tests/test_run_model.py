@@ -194,3 +194,53 @@ def test_a_long_list_edited_at_every_run_is_compared_in_seconds(e2e: tuple[Path,
     assert {(f.params["variant"], tuple(f.params["items"])) for f in dropped} == {
         (f"zip_override_tp8_ep1[{i}]", ("8000",)) for i in range(7)
     }
+
+
+# --- item 5: of two names of one engine option, the last one given counts ------------------------
+
+SGLANG_KEY = "qwen3.5-fp8-mi355x-sglang"
+SGLANG = f"{ROOT}benchmarks/single_node/srt-slurm-recipes/qwen3.5/sglang/mi355x-fp8/8k1k.yaml"
+PARALLEL = "        tensor-parallel-size: 4\n        expert-parallel-size: 1\n"
+
+
+@pytest.mark.parametrize(
+    ("added", "blocking", "first", "last"),
+    [
+        ("        tp-size: 2\n", "selection-none", "tensor-parallel-size: 4", "tp-size: 2"),
+        ("        ep_size: 4\n", "selection-none-ep", "expert-parallel-size: 1", "ep_size: 4"),
+    ],
+    ids=["tp", "ep"],
+)
+def test_the_last_of_two_names_of_a_parallelism_option_is_what_runs(
+    e2e: tuple[Path, str], added: str, blocking: str, first: str, last: str
+) -> None:
+    repo, base = e2e
+    head = commit(repo, {SGLANG: replace(PARALLEL, PARALLEL + added)})
+    report = _review(repo, base, head)
+    wrong = [f for f in _found(report, blocking) if f.config_key == SGLANG_KEY]
+    assert [f.params["concurrency"] for f in wrong] == [4, 8, 16, 32, 64, 128, 256]
+    assert all(f.severity is Severity.BLOCKING for f in wrong)
+    [twice] = _found(report, "recipe-option-twice")
+    assert (twice.severity, twice.file, twice.line) == (Severity.WARNING, SGLANG, 24)
+    assert (twice.params["first"] + ": " + twice.params["first_value"], twice.params["first_line"]) == (
+        first,
+        22 if first.startswith("tensor") else 23,
+    )
+    assert twice.params["last"] + ": " + twice.params["last_value"] == last
+    assert len(twice.params["variants"]) == 7
+
+
+def test_the_name_given_last_decides_whichever_it_is(e2e: tuple[Path, str]) -> None:
+    repo, base = e2e
+    # `tp-size: 8` first, then the real `tensor-parallel-size: 4`: the server runs TP4, as the point.
+    head = commit(repo, {SGLANG: replace(PARALLEL, "        tp-size: 8\n" + PARALLEL)})
+    report = _review(repo, base, head)
+    assert not [
+        f for f in report.findings if f.check == "recipe-selection" and f.severity is Severity.BLOCKING
+    ]
+    [twice] = _found(report, "recipe-option-twice")
+    assert (twice.params["first"], twice.params["last"], twice.params["last_value"]) == (
+        "tp-size",
+        "tensor-parallel-size",
+        "4",
+    )
