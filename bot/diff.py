@@ -344,6 +344,7 @@ def compute(
     for change in keys.values():
         if change.head is not None:
             problems.extend(change.head.problems)
+            notices.extend(change.head.notices)
         for run in change.duplicates:  # one the base had already is not this PR's doing
             (notices if _same_run(run) in change.known_duplicates else problems).append(
                 _duplicate(change, run)

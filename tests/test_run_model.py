@@ -6,6 +6,7 @@ reviews the commit that carries it."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from bot.example import ExampleRepo
 from bot.findings import Finding, Severity
 from bot.local import LocalRequest, run_local
 from bot.report import Report
-from tests.conftest import commit, e2e_checkout, replace
+from tests.conftest import commit, e2e_checkout, replace, shared_or_skip
 
 ROOT = "inferencex-e2e/"
 AMD = f"{ROOT}configs/amd-master.yaml"
@@ -244,3 +245,47 @@ def test_the_name_given_last_decides_whichever_it_is(e2e: tuple[Path, str]) -> N
         "tensor-parallel-size",
         "4",
     )
+
+
+# --- item 4: the last `CONFIG_FILE=` is the recipe that runs ------------------------------------
+
+DSV4_KEY = "dsv4-fp4-b300-dynamo-sglang"
+TP4 = "recipes/sglang/deepseek-v4/8k1k/disagg-b300-1p1d-tp4-tp4.yaml"
+DEP4 = "recipes/sglang/deepseek-v4/8k1k/disagg-b300-1p1d-dep4-dep8.yaml"
+
+
+@pytest.fixture
+def runfiles(tmp_path: Path) -> tuple[Path, str]:
+    """The newest commit of the real history of the files a run executes (recipes of multinode
+    rows included), as a repository to commit into."""
+    bundle = shared_or_skip("inferencex-runfiles-history.bundle")
+    repo = tmp_path / "runfiles"
+    subprocess.run(["git", "clone", "-q", str(bundle), str(repo)], check=True)
+    head = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    )
+    return repo, head.stdout.strip()
+
+
+@pytest.mark.parametrize("where", ["decode", "prefill"])
+def test_the_last_config_file_is_the_recipe_reviewed(runfiles: tuple[Path, str], where: str) -> None:
+    repo, base = runfiles
+    first = f'          - "CONFIG_FILE={TP4}"\n'
+    second = f'          - "CONFIG_FILE={DEP4}"\n'
+    if where == "decode":  # exported after the prefill's settings
+        decode = "        decode:\n          num-worker: 1\n          tp: 4\n          ep: 1\n"
+        decode += "          dp-attn: false\n"
+        edit = replace(first + decode, first + decode + "          additional-settings:\n" + second)
+    else:
+        edit = replace(first, first + second)
+    head = commit(repo, {"configs/nvidia-master.yaml": edit})
+    report = _review(repo, base, head)
+    common = _common_changes(report, DSV4_KEY)
+    # The runs of that point now start from the second recipe: its name and topology are theirs.
+    runs = [r for r in report.changes[DSV4_KEY]["runs"] if r["status"] == "changed"]
+    assert {r["concurrency"] for r in runs} == {1, 8, 16, 32} and not common
+    names = {(s["base"], s["head"]) for r in runs for s in r["settings"] if s["path"] == "name"}
+    assert names == {("disagg-b300-1p1d-tp4-tp4", "disagg-b300-1p1d-dep4-dep8")}
+    [twice] = _found(report, "master-config-file-twice")
+    assert twice.severity is Severity.WARNING and twice.config_key == DSV4_KEY
+    assert (twice.params["first"], twice.params["last"], twice.params["role"]) == (TP4, DEP4, where)
