@@ -40,6 +40,11 @@ from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot, is_plain_path
 from bot.yamlsafe import frozen
 
+# What the runs of a review may take in memory: about 1.5 KB each (its model, its changes and its
+# part of the report: 34,000 runs of keys aliasing one real entry took 84 MB in all, 510,000 took
+# 726 MB), so at most 40,000 runs, over fifteen times the whole InferenceX matrix.
+RUN_BYTES = 1_500
+MAX_RUNS_BYTES = 60_000_000
 # Up to this many changed file names, an unchanged entry is first searched for them before it is
 # built (the real master configs build whole in about 35 ms; searching them for 3,000 names, 0.7 s).
 _MENTIONED_NAMES = 64
@@ -178,27 +183,44 @@ def _run_choices(entry: ConfigEntry | None, ref: Ref | None) -> int:
     return sum(choices(ref.recipes.get(p.recipe) if ref else None, p) for p in points)
 
 
-def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> Problem | None:
-    """Work out every changed key's runs while the budget lasts; the keys it cannot pay for are
-    left out of the review, and the problem returned names them."""
-    spent = 0
+def _run_count(entry: ConfigEntry | None) -> int:
+    return sum(len(p.concurrencies) for p in entry.points) if entry else 0
+
+
+def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> list[Problem]:
+    """Work out every changed key's runs while the budgets last: the variant comparisons, and the
+    memory the runs take (`RUN_BYTES` each, wherever they come from: keys that alias one entry
+    each cost its runs again). The keys they cannot pay for are left out of the review, and the
+    problems returned name them."""
+    spent = spent_bytes = 0
     over: list[KeyChange] = []
+    heavy: list[KeyChange] = []
     for change in keys.values():
         # A removed key's runs are only counted, so its recipes need not be read.
         cost = _run_choices(change.base, old if change.head is not None else None)
         cost += _run_choices(change.head, new)
+        weight = RUN_BYTES * (_run_count(change.base) + _run_count(change.head))
         if spent + cost > MAX_RUN_CHOICES:
             over.append(change)
             continue
+        if spent_bytes + weight > MAX_RUNS_BYTES:
+            heavy.append(change)
+            continue
         spent += cost
+        spent_bytes += weight
         base_runs = old.runs(change.base, with_recipes=change.head is not None)
         _classify(change, base_runs, new.runs(change.head), old, new)
-    for change in over:
+    for change in over + heavy:
         del keys[change.key]
-    if not over:
-        return None
-    params = {"count": len(over), "keys": [c.key for c in over[:10]], "limit": MAX_RUN_CHOICES}
-    return Problem("review-too-many-runs", over[0].file, over[0].line, params)
+    problems = []
+    if over:
+        params = {"count": len(over), "keys": [c.key for c in over[:10]], "limit": MAX_RUN_CHOICES}
+        problems.append(Problem("review-too-many-runs", over[0].file, over[0].line, params))
+    if heavy:
+        params = {"count": len(heavy), "keys": [c.key for c in heavy[:10]], "path": heavy[0].file}
+        params.update(megabytes=MAX_RUNS_BYTES // 10**6, runs=MAX_RUNS_BYTES // RUN_BYTES)
+        problems.append(Problem("review-runs-too-heavy", heavy[0].file, heavy[0].line, params))
+    return problems
 
 
 def _matched(runs: list[Run]) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
@@ -337,9 +359,7 @@ def compute(
         if _is_recipe(path, new.layout):
             new.recipes.get(path)
     _prefetch_recipes(keys, base, head)
-    too_many_runs = _classify_within_budget(keys, old, new)
-    if too_many_runs is not None:
-        problems.append(too_many_runs)
+    problems += _classify_within_budget(keys, old, new)
     notices = _not_read(changed_files, old, new)
     for change in keys.values():
         if change.head is not None:

@@ -289,3 +289,53 @@ def test_the_last_config_file_is_the_recipe_reviewed(runfiles: tuple[Path, str],
     [twice] = _found(report, "master-config-file-twice")
     assert twice.severity is Severity.WARNING and twice.config_key == DSV4_KEY
     assert (twice.params["first"], twice.params["last"], twice.params["role"]) == (TP4, DEP4, where)
+
+
+# --- item 6: an entry covers a changed run only if the sweep it starts runs it -------------------
+
+CHANGELOG = f"{ROOT}perf-changelog.yaml"
+
+
+def _entry(fields: str) -> str:
+    return (
+        f'\n- config-keys:\n    - {KEY}\n{fields}  description:\n    - "Smaller KV blocks."\n'
+        "  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/XXX\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "flags"),
+    [
+        ("  scenario-type:\n    - fixed-seq-len\n", []),
+        ("  evals-only: true\n", ["evals-only"]),
+        ("  all-evals: true\n", ["all-evals"]),
+        ("  scenario-type:\n    - agentic-coding\n", None),  # runs them: covered
+        ("", None),
+    ],
+    ids=["fixed-seq-len-only", "evals-only", "all-evals", "agentic", "every-scenario"],
+)
+def test_an_entry_covers_the_runs_its_sweep_runs(
+    e2e: tuple[Path, str], fields: str, flags: list[str] | None
+) -> None:
+    repo, base = e2e
+    head = commit(
+        repo,
+        {
+            f"{ROOT}{RECIPE}": replace("block-size: 128\n", "block-size: 64\n"),
+            CHANGELOG: lambda text: text + _entry(fields),
+        },
+    )
+    report = _review(repo, base, head)
+    assert len(report.changes[KEY]["runs"]) == 7  # every run starts with the new argument
+    missed = _found(report, "changelog-runs-not-swept")
+    if flags is None:
+        assert not missed
+        assert report.sweep_plan["keys"][KEY]["changed"] == [1, 4, 14, 16, 48, 56, 72]
+        return
+    [finding] = missed
+    assert (finding.severity, finding.config_key, finding.file) == (Severity.BLOCKING, KEY, CHANGELOG)
+    assert (finding.params["count"], finding.params["runs"], finding.params["flags"]) == (7, 7, flags)
+    assert finding.params["concurrencies"] == [1, 4, 14, 16, 48, 56, 72]
+    assert report.verdict == "blocking"
+    # The sweep plan agrees: it runs no benchmark of the key.
+    assert KEY not in report.sweep_plan["keys"] or not report.sweep_plan["keys"][KEY]["runs"]

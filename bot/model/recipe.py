@@ -138,6 +138,8 @@ class Recipe:
     problems: list[Problem]
     is_bundle: bool = False
     notices: list[Problem] = field(default_factory=list)
+    # The variants `selection.select` found for each (selector, topology, concurrency).
+    selected: dict[tuple[Any, ...], list[Variant]] = field(default_factory=dict, repr=False, compare=False)
 
     def candidates(self, selector: str | None) -> list[Variant]:
         """Variants a point may select: the named one, or every override (or the flat base)."""
