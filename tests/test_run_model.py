@@ -6,9 +6,14 @@ reviews the commit that carries it."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -339,3 +344,70 @@ def test_an_entry_covers_the_runs_its_sweep_runs(
     assert report.verdict == "blocking"
     # The sweep plan agrees: it runs no benchmark of the key.
     assert KEY not in report.sweep_plan["keys"] or not report.sweep_plan["keys"][KEY]["runs"]
+
+
+# --- unbounded 2: runs multiplied by aliases stay within the review's budgets --------------------
+
+NVIDIA = f"{ROOT}configs/nvidia-master.yaml"
+HEAVY = "qwen3.5-fp8-b300-sglang-agentic-mtp"  # 34 runs
+MEASURE = (
+    "import json, pathlib, resource, subprocess, sys, time\n"
+    "started = time.perf_counter()\n"
+    "done = subprocess.run(sys.argv[2:], capture_output=True)\n"
+    "pathlib.Path(sys.argv[1]).write_bytes(done.stdout)\n"
+    "print(json.dumps({'seconds': time.perf_counter() - started, 'json': len(done.stdout),\n"
+    "    'rss_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))\n"
+)
+
+
+def _measured(repo: Path, base: str, head: str) -> tuple[dict[str, Any], dict[str, float]]:
+    """The JSON report of the command line's review, and its wall time, peak memory and size (in a
+    process of its own, so that the peak is the review's alone)."""
+    command = [sys.executable, "-m", "bot", "review", "--repo", str(repo), "--base", base, "--head", head]
+    command += ["--offline", "--format", "json"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    output = repo.parent / "report.json"
+    probe = [sys.executable, "-c", MEASURE, str(output), *command]
+    done = subprocess.run(probe, capture_output=True, text=True, check=True, env=env)
+    return json.loads(output.read_bytes()), json.loads(done.stdout)
+
+
+def _aliases(count: int, key: str, path: str) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        text = text.replace(f"\n{key}:\n", f"\n{key}: &heavy\n", 1)
+        return text + "".join(f"alias-{i:05d}: *heavy\n" for i in range(count))
+
+    return edit
+
+
+def test_keys_aliasing_one_entry_and_a_wildcard_naming_them_stay_within_budget(e2e: tuple[Path, str]) -> None:
+    repo, base = e2e
+    entry = '\n- config-keys:\n    - "alias-*"\n  description:\n    - "Rerun."\n  pr-link: XXX\n'
+    head = commit(repo, {NVIDIA: _aliases(15_000, HEAVY, NVIDIA), CHANGELOG: lambda text: text + entry})
+    assert (repo / NVIDIA).stat().st_size - 300_000 < 500_000  # 15,000 short lines: 510,000 runs
+    report, cost = _measured(repo, base, head)
+    assert cost["seconds"] < 60 and cost["rss_mb"] < 200 and cost["json"] < 40_000_000, cost
+    assert report["verdict"] == "blocking"
+    blocking = {f["id"]: f for f in report["findings"] if f["severity"] == "blocking"}
+    assert blocking["review-runs-too-heavy"]["file"] == NVIDIA
+    assert blocking["sweep-plan-too-large"]["file"] == CHANGELOG
+    assert report["sweep_plan"]["total_runs"] <= 40_000
+
+
+def test_a_long_list_changed_under_many_aliases_fits_the_reports_budget(
+    e2e: tuple[Path, str],
+) -> None:
+    repo, _ = e2e
+    sizes = "graphs: &sizes " + _sizes(range(1, 4001)) + "\n"
+    recipe = replace(ARGS, ARGS + "        cuda-graph-sizes: *sizes\n")
+    base = commit(
+        repo,
+        {AMD: _aliases(2_000, QWEN_KEY, AMD), f"{ROOT}{QWEN}": lambda text: sizes + recipe(text)},
+    )
+    shifted = "graphs: &sizes " + _sizes(range(4001, 8001)) + "\n"
+    head = commit(repo, {f"{ROOT}{QWEN}": lambda text: shifted + text[text.index("\nbase:") + 1 :]})
+    report, cost = _measured(repo, base, head)
+    assert cost["seconds"] < 60 and cost["rss_mb"] < 200 and cost["json"] < 40_000_000, cost
+    [too_large] = [f for f in report["findings"] if f["id"] == "changes-too-large"]
+    assert (too_large["severity"], too_large["file"]) == ("blocking", AMD)
+    assert 0 < len(report["changes"]) < 2_001  # the keys that fit are reported
