@@ -110,7 +110,8 @@ def segment(key: Any) -> str:
     """A mapping key as one part of a dotted path, spelled so that no two keys of a mapping and no
     nesting give the same path: a string with none of `."[]:` as it is, any other string quoted
     as JSON (`benchmark."env.X"` is not `benchmark.env.X`), any other key in brackets (`[1]`,
-    `[true]`, never the string `"1"`)."""
+    `[true]`, never the string `"1"`). Keys of one mapping that are no strings differ in value, so
+    in text too (the loader makes keys of equal value, `1.0` and `1`, or `.nan` and `.NaN`, one)."""
     if type(key) is str:
         return key if key and _PLAIN_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
     if isinstance(key, bool) or key is None:
@@ -124,13 +125,8 @@ def flatten(node: Any, path: str, into: dict[str, Any], depth: int = 0) -> None:
     if isinstance(node, str) and path:
         node = _structure(node)
     if isinstance(node, dict) and node and depth < _MAX_DEPTH:
-        seen: set[str] = set()
         for key, value in node.items():
             part = segment(key)
-            if type(key) is not str:  # two keys with one text (two `.nan`s) are told apart by order
-                while part in seen:
-                    part += "'"
-                seen.add(part)
             flatten(value, f"{path}.{part}" if path else part, into, depth + 1)
     elif path:
         into[path] = node
