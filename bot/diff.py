@@ -41,6 +41,15 @@ from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot, is_plain_path
 from bot.yamlsafe import LineDict, frozen
 
+# What the runs of a review may take in memory: about 1.5 KB each (its model, its changes and its
+# part of the report: 34,000 runs of keys aliasing one real entry took 84 MB in all, 510,000 took
+# 726 MB), so at most 40,000 runs, over fifteen times the whole InferenceX matrix.
+RUN_BYTES = 1_500
+MAX_RUNS_BYTES = 60_000_000
+# Up to this many changed file names, an unchanged entry is first searched for them before it is
+# built (the real master configs build whole in about 35 ms; searching them for 3,000 names, 0.7 s).
+_MENTIONED_NAMES = 64
+
 __all__ = ["KeyChange", "ReviewDiff", "Run", "compute", "image_uses", "run_ident"]
 
 
@@ -229,30 +238,47 @@ def _run_choices(entry: ConfigEntry | None, ref: Ref | None) -> int:
     return sum(choices(ref.recipes.get(p.recipe) if ref else None, p) for p in points)
 
 
-def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> Problem | None:
-    """Work out every changed key's runs while the budget lasts; the keys it cannot pay for are
-    left out of the review, and the problem returned names them."""
-    spent = 0
+def _run_count(entry: ConfigEntry | None) -> int:
+    return sum(len(p.concurrencies) for p in entry.points) if entry else 0
+
+
+def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> list[Problem]:
+    """Work out every changed key's runs while the budgets last: the variant comparisons, and the
+    memory the runs take (`RUN_BYTES` each, wherever they come from: keys that alias one entry
+    each cost its runs again). The keys they cannot pay for are left out of the review, and the
+    problems returned name them."""
+    spent = spent_bytes = 0
     over: list[KeyChange] = []
+    heavy: list[KeyChange] = []
     still: list[KeyChange] = []
     for change in keys.values():
         # A removed key's runs are only counted, so its recipes need not be read.
         cost = _run_choices(change.base, old if change.head is not None else None)
         cost += _run_choices(change.head, new)
+        weight = RUN_BYTES * (_run_count(change.base) + _run_count(change.head))
         if spent + cost > MAX_RUN_CHOICES:
             over.append(change)
             continue
+        if spent_bytes + weight > MAX_RUNS_BYTES:
+            heavy.append(change)
+            continue
         spent += cost
+        spent_bytes += weight
         base_runs = old.runs(change.base, with_recipes=change.head is not None)
         _classify(change, base_runs, new.runs(change.head), old, new)
         if not change.entry_changed and not (change.added or change.removed or change.changed):
             still.append(change)  # a recipe or runners.yaml change that none of its runs reads
-    for change in over + still:
+    for change in over + heavy + still:
         del keys[change.key]
-    if not over:
-        return None
-    params = {"count": len(over), "keys": [c.key for c in over[:10]], "limit": MAX_RUN_CHOICES}
-    return Problem("review-too-many-runs", over[0].file, over[0].line, params)
+    problems = []
+    if over:
+        params = {"count": len(over), "keys": [c.key for c in over[:10]], "limit": MAX_RUN_CHOICES}
+        problems.append(Problem("review-too-many-runs", over[0].file, over[0].line, params))
+    if heavy:
+        params = {"count": len(heavy), "keys": [c.key for c in heavy[:10]], "path": heavy[0].file}
+        params.update(megabytes=MAX_RUNS_BYTES // 10**6, runs=MAX_RUNS_BYTES // RUN_BYTES)
+        problems.append(Problem("review-runs-too-heavy", heavy[0].file, heavy[0].line, params))
+    return problems
 
 
 def _matched(runs: list[Run]) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
@@ -370,6 +396,18 @@ def _is_recipe(path: str, layout: Layout) -> bool:
     return path.startswith(f"{layout.root}benchmarks/") and path.endswith((".yaml", ".yml"))
 
 
+def _changed_recipes(changed_files: list[str], keys: dict[str, KeyChange], old: Ref, new: Ref) -> list[str]:
+    """The changed files that are recipes: every file a point of a changed key names as its recipe
+    at either ref, whatever its name or folder, and the YAML files under `benchmarks/` (read even
+    when no key runs them, so that a broken one is named)."""
+    named = {p.recipe for c in keys.values() for e in (c.base, c.head) if e for p in e.points if p.recipe}
+    return [
+        path
+        for path in changed_files
+        if path in named or _is_recipe(path, new.layout) or _is_recipe(path, old.layout)
+    ]
+
+
 def _key_problems(new: Ref) -> list[Problem]:
     """What InferenceX's generator refuses about the head's keys: one key in two master configs,
     a `*` in a key (its `load_config_files`)."""
@@ -409,15 +447,13 @@ def compute(
         if path in changed or path not in old.masters:
             problems.extend(p for p in master.problems if p not in problems)
     unreadable = [p for p, m in new.masters.items() if m.unreadable and p in changed]
-    changed_recipes = [p for p in changed_files if _is_recipe(p, new.layout) or _is_recipe(p, old.layout)]
-    keys = _changed_keys(old, new, changed, changed_recipes, unreadable)
+    keys = _changed_keys(old, new, changed, unreadable)
+    changed_recipes = _changed_recipes(changed_files, keys, old, new)
     for path in changed_recipes:  # read even when no key runs them, so that a broken one is named
         if _is_recipe(path, new.layout):
             new.recipes.get(path)
     _prefetch_recipes(keys, base, head)
-    too_many_runs = _classify_within_budget(keys, old, new)
-    if too_many_runs is not None:
-        problems.append(too_many_runs)
+    problems += _classify_within_budget(keys, old, new)
     notices = _not_read(changed_files, old, new) + _unscheduled(old, new, new.layout.runners in changed)
     moved = layout_mod.tree_moved(old.layout, layout, [*old.masters], [*new.masters], head, master_configs)
     if moved is not None:  # two trees at the head: which one runs is unknown, so it blocks
@@ -425,6 +461,7 @@ def compute(
     for change in keys.values():
         if change.head is not None:
             problems.extend(change.head.problems)
+            notices.extend(change.head.notices)
         for run in change.duplicates:  # one the base had already is not this PR's doing
             (notices if _same_run(run) in change.known_duplicates else problems).append(
                 _duplicate(change, run)
@@ -522,14 +559,12 @@ def _duplicate(change: KeyChange, run: Run) -> Problem:
     return Problem("runs-duplicate", run.point.file, run.point.line, params)
 
 
-def _changed_keys(
-    old: Ref, new: Ref, changed: set[str], changed_recipes: list[str], unreadable: list[str]
-) -> dict[str, KeyChange]:
+def _changed_keys(old: Ref, new: Ref, changed: set[str], unreadable: list[str]) -> dict[str, KeyChange]:
     """Every key whose runs may differ between the refs, wherever it lives at either: a key moved
     to another file (or a file renamed or moved) with the same entry and the same inputs did not
     change. Keys of a changed master config unreadable at the head are unknown, not removed."""
     same_root = old.layout.root == new.layout.root
-    recipes = set(changed_recipes)
+    recipes = changed  # any changed file is a recipe to the keys whose points name it
     runners = not same_root or old.layout.runners in changed or new.layout.runners in changed
     keys: dict[str, KeyChange] = {}
     for key in sorted(old.keys.keys() | new.keys.keys(), key=lambda k: (k not in new.keys, k)):
@@ -555,9 +590,12 @@ def _inputs_changed(key: str, old: Ref, new: Ref, recipes: set[str] | None, runn
     if runners and not same(old.hardware(runner), new.hardware(runner)):
         return True
     if recipes is not None:
-        # The entry is built only when one of its strings names a changed file (see `mentions`).
+        # The entry is built only when one of its strings names a changed file (see `mentions`),
+        # while there are few: with many, building it costs less than looking for each name.
         names = {posixpath.basename(path) for path in recipes}
-        return bool(names) and mentions(raw, names) and not recipes.isdisjoint(recipe_paths(new.entry(key)))
+        if len(names) <= _MENTIONED_NAMES and not mentions(raw, names):
+            return False
+        return not recipes.isdisjoint(recipe_paths(new.entry(key)))
     before, after = old.entry(key), new.entry(key)
     if before is None or after is None:
         return before is not after

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from bot.checks import placeholders
+from bot.checks import placeholders, sweep_plan
 from bot.checks.context import CheckContext
 from bot.checks.sweep_rules import append_only_refusals, keys_known, keys_matching
 from bot.diff import KeyChange
@@ -264,6 +264,44 @@ def _labels_only(change: KeyChange) -> Finding:
     )
 
 
+def _not_swept(ctx: CheckContext, needing: list[KeyChange], entries: list[Entry]) -> list[Finding]:
+    """Keys a new entry names whose added or changed runs the sweep it starts would not measure:
+    an entry's `scenario-type` leaves their scenario out, `evals-only` / `all-evals` start no
+    benchmark run, `append-only` only the runs the base did not have (coverage is judged on what
+    the entries make the sweep run: `sweep_plan.swept`)."""
+    swept = sweep_plan.swept(ctx)
+    out = []
+    for change in needing:
+        naming = [e for e in entries if e.names(change.key)]
+        if not naming:
+            continue  # `_not_covered` says so
+        runs = change.added + change.changed or change.head_runs
+        missed = [run for run in runs if run.ident not in swept.get(change.key, set())]
+        if not missed:
+            continue
+        scenarios = sorted({run.point.scenario for run in missed})
+        flags = sorted({f for e in naming for f in ("evals-only", "all-evals", "append-only") if e.flag(f)})
+        limited = any(isinstance(e.get("scenario-type"), list) and e.get("scenario-type") for e in naming)
+        out.append(
+            finding(
+                CHECK,
+                Severity.BLOCKING,
+                "changelog-runs-not-swept",
+                config_key=change.key,
+                file=ctx.diff.layout.changelog,
+                line=naming[-1].line,
+                key=change.key,
+                count=len(missed),
+                runs=len(runs),
+                concurrencies=sorted({run.concurrency for run in missed}),
+                scenarios=scenarios,
+                flags=flags,
+                scenario_type=limited,
+            )
+        )
+    return out
+
+
 def check(ctx: CheckContext) -> list[Finding]:
     diff = ctx.diff
     file = diff.layout.changelog
@@ -317,6 +355,7 @@ def check(ctx: CheckContext) -> list[Finding]:
             )
         )
     out += [_not_covered(c) for c in needing if not any(e.names(c.key) for e in new_entries)]
+    out += _not_swept(ctx, needing, new_entries)
     if not any(f.severity is Severity.BLOCKING for f in out) and not diff.unreadable_masters:
         if log.appended:
             covered = sorted(c.key for c in diff.keys.values() if any(e.names(c.key) for e in log.appended))

@@ -24,10 +24,16 @@ from bot.findings import Finding, Severity, finding
 from bot.model import schema
 from bot.model.master import Point
 from bot.model.recipe import Variant
-from bot.model.runs import same, structure
+from bot.model.runs import same, segment, structure
+from bot.yamlsafe import frozen
 
 CHECK = "changes"
 _COMMON_SHOWN = 4  # settings a finding names; the JSON report has them all
+# The JSON report's budget for `changes`: settings are shared by the runs of a key and by keys that
+# alias one entry, but the report writes them out at each. The whole InferenceX matrix takes about
+# 1 MB. A run without settings of its own takes about 300 bytes.
+MAX_CHANGES_BYTES = 32_000_000
+RUN_JSON_BYTES = 300
 
 
 def settings_of(run: Run) -> dict[str, Any]:
@@ -35,21 +41,82 @@ def settings_of(run: Run) -> dict[str, Any]:
     return run.settings
 
 
-def compare(base: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
+def compare(base: dict[str, Any], head: dict[str, Any], seen: Compared | None = None) -> list[dict[str, Any]]:
     """The settings that differ, in the order a run's settings are built (the entry's fields, its
     group's, its point's, its runner's hardware, its variant's; then what only the base had):
     `base`/`head` values (None where absent) and, for lists, the items added and removed."""
+    seen = Compared() if seen is None else seen
     differ = []
     for path in [*head, *(p for p in base if p not in head)]:
-        old, new = base.get(path), head.get(path)
-        if (path in base) == (path in head) and same(old, new):
-            continue
-        setting: dict[str, Any] = {"path": path, "base": old, "head": new}
-        if isinstance(old, list) and isinstance(new, list):
-            setting["added"] = [item for item in new if not any(same(item, o) for o in old)]
-            setting["removed"] = [item for item in old if not any(same(item, n) for n in new)]
-        differ.append(setting)
+        setting = seen.setting(path, base, head)
+        if setting is not None:
+            differ.append(setting)
     return differ
+
+
+class Compared:
+    """Settings compared once per review: the runs of a key, and keys that alias one entry, share
+    their parsed values, so each (path, base value, head value) is compared, made into its report
+    form and measured only once (by the values' ids: the model keeps every value alive)."""
+
+    def __init__(self) -> None:
+        self._settings: dict[tuple[Any, ...], tuple[dict[str, Any] | None, Any, Any]] = {}
+        self._frozen: dict[int, tuple[dict[str, Any], Any]] = {}
+        self._sizes: dict[int, int] = {}
+
+    def setting(self, path: str, base: dict[str, Any], head: dict[str, Any]) -> dict[str, Any] | None:
+        """The change of one setting between two runs (None: the same by value and type)."""
+        old, new = base.get(path), head.get(path)
+        slot = (path, id(old), id(new), path in base, path in head)
+        known = self._settings.get(slot)
+        if known is not None and known[1] is old and known[2] is new:
+            return known[0]
+        setting: dict[str, Any] | None = None
+        if (path in base) != (path in head) or not same(old, new):
+            setting = {"path": path, "base": old, "head": new}
+            if isinstance(old, list) and isinstance(new, list):
+                setting["added"] = _missing(new, old)
+                setting["removed"] = _missing(old, new)
+        self._settings[slot] = (setting, old, new)
+        return setting
+
+    def frozen(self, setting: dict[str, Any]) -> Any:
+        """A change as something hashable, equal exactly when two changes are (`yamlsafe.frozen`)."""
+        known = self._frozen.get(id(setting))
+        if known is None:
+            known = self._frozen[id(setting)] = (setting, frozen(setting))
+        return known[1]
+
+    def size(self, setting: dict[str, Any]) -> int:
+        """About how many bytes a change takes in the JSON report."""
+        if id(setting) not in self._sizes:
+            self._sizes[id(setting)] = _json_size(setting)
+        return self._sizes[id(setting)]
+
+
+def _json_size(value: Any) -> int:
+    """About how many bytes `value` takes as JSON (a string its length, any other scalar 8)."""
+    size, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size += len(item) + 3
+        elif isinstance(item, dict):
+            size += 2 + 4 * len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            size += 2 + len(item)
+            stack.extend(item)
+        else:
+            size += 8
+    return size
+
+
+def _missing(items: list[Any], other: list[Any]) -> list[Any]:
+    """The items of `items` that `other` does not hold (by value and type), in linear time."""
+    held = {frozen(item) for item in other}
+    return [item for item in items if frozen(item) not in held]
 
 
 def _topology(point: Point) -> dict[str, Any]:
@@ -93,19 +160,21 @@ def _run(
     }
 
 
-def key_changes(change: KeyChange) -> dict[str, Any]:
+def key_changes(change: KeyChange, seen: Compared | None = None) -> dict[str, Any]:
     """One key's runs, base against head (DESIGN.md §3 `changes`)."""
+    seen = Compared() if seen is None else seen
     matched = change.changed + change.unchanged
     differ: dict[int, list[dict[str, Any]]] = {}
     if change.base is not None and change.head is not None:
         for run in change.changed:  # an unchanged run has the same settings: nothing to list
-            differ[id(run)] = compare(settings_of(change.base_of(run)), settings_of(run))
+            differ[id(run)] = compare(settings_of(change.base_of(run)), settings_of(run), seen)
         differ.update((id(run), []) for run in change.unchanged)
-    common = _common(list(differ.values()))
+    common = _common(list(differ.values()), seen)
+    shared = {seen.frozen(setting) for setting in common}
     runs = []
     topologies: dict[int, dict[str, Any]] = {}
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):
-        own = [s for s in differ.get(id(run), []) if not _within(s, common)]
+        own = [s for s in differ.get(id(run), []) if seen.frozen(s) not in shared]
         status = "changed" if own else "as-before"
         runs.append(_run(status, run, change.base_of(run).variant, run.variant, own, topologies))
     runs += [_run("added", run, None, run.variant, [], topologies) for run in change.added]
@@ -114,37 +183,78 @@ def key_changes(change: KeyChange) -> dict[str, Any]:
     return {"common": common, "runs": runs}
 
 
-def _common(diffs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The settings that changed the same way at every run (none when fewer than two runs)."""
+def _common(diffs: list[list[dict[str, Any]]], seen: Compared) -> list[dict[str, Any]]:
+    """The settings that changed the same way (by value and type) at every run (none when fewer
+    than two runs), in linear time."""
     if len(diffs) < 2:
         return []
-    return [setting for setting in diffs[0] if all(_within(setting, other) for other in diffs[1:])]
+    common = {seen.frozen(setting): setting for setting in diffs[0]}
+    for other in diffs[1:]:
+        if not common:
+            break
+        held = {seen.frozen(setting) for setting in other}
+        common = {key: setting for key, setting in common.items() if key in held}
+    return list(common.values())
 
 
-def _within(setting: dict[str, Any], settings: list[dict[str, Any]]) -> bool:
-    """Whether the same change (by value and type) is among `settings`."""
-    return any(same(setting, other) for other in settings)
+def _view_size(view: dict[str, Any], seen: Compared) -> int:
+    """About how many bytes a key's `changes` take in the JSON report."""
+    size = sum(seen.size(s) for s in view["common"])
+    return size + sum(RUN_JSON_BYTES + sum(seen.size(s) for s in run["settings"]) for run in view["runs"])
 
 
 def plan(ctx: CheckContext) -> dict[str, Any]:
-    """`changes` of the JSON report: every changed key, worked out once per review."""
+    """`changes` of the JSON report: every changed key, worked out once per review, while the
+    report's budget lasts (`MAX_CHANGES_BYTES`); the keys left out are `omitted`."""
     if "changes" not in ctx.memo:
-        ctx.memo["changes"] = {c.key: key_changes(c) for c in ctx.diff.keys.values()}
+        seen, views, omitted, spent = Compared(), {}, [], 0
+        for change in ctx.diff.keys.values():
+            view = key_changes(change, seen)
+            size = _view_size(view, seen)
+            if spent + size > MAX_CHANGES_BYTES:
+                omitted.append(change)
+                continue
+            spent += size
+            views[change.key] = view
+        ctx.memo["changes"], ctx.memo["changes-omitted"] = views, omitted
     return ctx.memo["changes"]
 
 
+def _omitted(ctx: CheckContext) -> list[Finding]:
+    """A blocking finding when keys' changes were left out of the report (too large to list)."""
+    plan(ctx)
+    omitted: list[KeyChange] = ctx.memo["changes-omitted"]
+    if not omitted:
+        return []
+    first = omitted[0]
+    return [
+        finding(
+            CHECK,
+            Severity.BLOCKING,
+            "changes-too-large",
+            file=first.file,
+            line=first.line,
+            path=first.file,
+            count=len(omitted),
+            keys=[c.key for c in omitted[:10]],
+            megabytes=MAX_CHANGES_BYTES // 10**6,
+        )
+    ]
+
+
 def _dropped(
-    override: Any, base: Any, path: str = "", written: str | None = None
-) -> list[tuple[str, str, list[Any]]]:
-    """Lists of `base` that the override replaces, with the items it leaves out: (where, the
-    YAML path of the value the override writes, the items). A list inside a JSON-valued argument
-    (`online_quant_config: '{"exclude_layer": [...]}'`) is replaced whole too: the override writes
-    the whole string (`written` is then that string's path)."""
+    override: Any, base: Any, path: tuple[Any, ...] = (), written: tuple[Any, ...] | None = None
+) -> list[tuple[tuple[Any, ...], tuple[Any, ...], list[Any]]]:
+    """Lists of `base` that the override replaces, with the items it leaves out (by value and
+    type, in linear time): (the path of keys to the list, the path of the value the override
+    writes, the items). A list inside a JSON-valued argument (`online_quant_config:
+    '{"exclude_layer": [...]}'`) is replaced whole too: the override writes the whole string
+    (`written` is then that string's path)."""
     if not isinstance(override, dict) or not isinstance(base, dict):
         return []
     found = []
     for key, value in override.items():
-        where = f"{path}.{key}" if path else str(key)
+        where = (*path, key)
         old = base.get(key)
         at = written
         if written is None and isinstance(value, str) and isinstance(old, str):
@@ -152,7 +262,7 @@ def _dropped(
             if isinstance(value, str) or isinstance(old, str):
                 continue  # plain text, not JSON on both sides
         if isinstance(value, list) and isinstance(old, list):
-            gone = [item for item in old if item not in value]
+            gone = _missing(old, value)
             if gone:
                 found.append((where, at or where, gone))
         else:
@@ -170,8 +280,8 @@ def _list_warnings(ctx: CheckContext) -> list[Finding]:
     out = []
     for (recipe, name), (variant, key) in sorted(variants.items()):
         override, base = variant.layers
-        for path, written, gone in _dropped(override, base):
-            line = variant.line_of(tuple(written.split(".")))
+        for keys, written, gone in _dropped(override, base):
+            line = variant.line_of(written)
             out.append(
                 finding(
                     CHECK,
@@ -181,7 +291,7 @@ def _list_warnings(ctx: CheckContext) -> list[Finding]:
                     file=recipe,
                     line=line,
                     variant=name,
-                    path=path,
+                    path=".".join(map(segment, keys)),
                     items=[schema.text(item) for item in gone],
                 )
             )
@@ -193,7 +303,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     settings themselves are in the JSON report's `changes`)."""
     runs = [run for change in plan(ctx).values() for run in change["runs"]]
     if not runs:
-        return _list_warnings(ctx)
+        return [*_omitted(ctx), *_list_warnings(ctx)]
     statuses = [run["status"] for run in runs]
     common = {s["path"] for change in plan(ctx).values() for s in change["common"]}
     summary = finding(
@@ -208,4 +318,4 @@ def check(ctx: CheckContext) -> list[Finding]:
         added=statuses.count("added"),
         removed=statuses.count("removed"),
     )
-    return [*_list_warnings(ctx), summary]
+    return [*_omitted(ctx), *_list_warnings(ctx), summary]

@@ -13,9 +13,11 @@ CHECK = "recipe-selection"
 
 
 def _recipe_problems(recipe: Recipe, key: str | None, changed: bool) -> list[Finding]:
-    """Problems in a recipe block when this PR changed the file; older ones only warn."""
+    """Problems in a recipe block when this PR changed the file; older ones, and its notices, only
+    warn."""
     severity = Severity.BLOCKING if changed else Severity.WARNING
-    return [from_problem(CHECK, severity, p, key) for p in recipe.problems]
+    out = [from_problem(CHECK, severity, p, key) for p in recipe.problems]
+    return out + [from_problem(CHECK, Severity.WARNING, p, key) for p in recipe.notices]
 
 
 def _leftovers(ctx: CheckContext, path: str, recipe: Recipe) -> list[Finding] | None:

@@ -17,9 +17,13 @@ from bot.checks.sweep_rules import appended, generated, keys_named, primary_labe
 from bot.diff import KeyChange, run_ident
 from bot.findings import Finding, Severity, finding
 from bot.model.changelog import SCENARIO_TYPES, Entry
-from bot.model.master import Point
+from bot.model.master import ConfigEntry, Point
 
 CHECK = "sweep-plan"
+# The runs a plan lists, throughput and eval rows alike (each costs memory and a place in the JSON
+# report): a full sweep of today's whole InferenceX matrix is about 2,100. Past it, a changelog
+# entry names so many runs (say, a wildcard over keys that alias one entry) that the plan blocks.
+MAX_PLAN_RUNS = 40_000
 
 
 def _changed_idents(change: KeyChange | None) -> set[Any] | None:
@@ -62,17 +66,42 @@ def _run_json(
 
 
 class _Selection:
-    """The rows of each key, gathered entry by entry as upstream does."""
+    """The rows of each key, gathered entry by entry as upstream does, while the budget lasts
+    (`MAX_PLAN_RUNS`: the keys past it are `omitted`)."""
 
     def __init__(self) -> None:
         self.throughput: dict[str, list[Row]] = defaultdict(list)
         self.evals: dict[str, list[tuple[Row, int | None]]] = defaultdict(list)
         self.scenarios: dict[str, list[str]] = defaultdict(list)
         self.append_only: set[str] = set()
+        self.omitted: dict[str, None] = {}
+        self.runs = {False: 0, True: 0}  # the runs planned, and those an eval job is chosen among
+
+    def afford(self, key: str, config: ConfigEntry, scenarios: tuple[str, ...], evals: bool = False) -> bool:
+        """Whether the key's runs in these scenario types fit the budget (then they are counted)."""
+        runs = sum(len(p.concurrencies) for p in config.points if p.scenario in scenarios)
+        if self.runs[evals] + runs > MAX_PLAN_RUNS:
+            self.omitted[key] = None
+            return False
+        self.runs[evals] += runs
+        return True
 
 
-def _select(ctx: CheckContext, trimmed: bool) -> _Selection:
-    diff, labels = ctx.diff, set(ctx.pr.labels)
+def swept(ctx: CheckContext) -> dict[str, set[tuple[Any, ...]]]:
+    """The runs, by identity, that the appended entries themselves make the sweep measure, per key
+    (its throughput runs: whatever the labels, which change from run to run of the workflow)."""
+    if "swept" not in ctx.memo:
+        chosen = _select(ctx, False, set())
+        ctx.memo["swept"] = {
+            key: {run_ident(row.point, conc) for row in rows for conc in row.concurrencies}
+            for key, rows in chosen.throughput.items()
+        }
+    return ctx.memo["swept"]
+
+
+def _select(ctx: CheckContext, trimmed: bool, labels: set[str] | None = None) -> _Selection:
+    diff = ctx.diff
+    labels = set(ctx.pr.labels) if labels is None else labels
     evals_only_label, all_evals_label = "evals-only" in labels, "all-evals" in labels
     chosen = _Selection()
     seen_runs: dict[str, set[str]] = defaultdict(set)
@@ -86,6 +115,8 @@ def _select(ctx: CheckContext, trimmed: bool) -> _Selection:
             for key, config in keys.items():
                 unseen = tuple(s for s in SCENARIO_TYPES if s in scenarios and s not in seen_runs[key])
                 seen_runs[key].update(unseen)
+                if not chosen.afford(key, config, unseen):
+                    continue
                 matrix = sweep_matrix.rows(key, config, unseen)
                 if entry.flag("append-only"):
                     chosen.append_only.add(key)
@@ -97,7 +128,7 @@ def _select(ctx: CheckContext, trimmed: bool) -> _Selection:
         groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
         for key in keys:
             unseen = tuple(s for s in SCENARIO_TYPES if s in scenarios and s not in seen_evals[key])
-            if unseen:
+            if unseen and chosen.afford(key, keys[key], unseen, evals=True):
                 seen_evals[key].update(unseen)
                 groups[unseen].append(key)
         for unseen, group in groups.items():
@@ -199,6 +230,7 @@ def _plan(ctx: CheckContext) -> tuple[dict[str, Any], dict[str, Point | None]]:
     start = sweep_start(ctx)
     trimmed = primary_labels(ctx) == [ctx.settings.trim_label]
     chosen = _select(ctx, trimmed)
+    ctx.memo["sweep_omitted"] = list(chosen.omitted)
     named = [
         key
         for key in dict.fromkeys([*chosen.throughput, *chosen.evals])
@@ -283,6 +315,11 @@ def check(ctx: CheckContext) -> list[Finding]:
     out: list[Finding] = ctx.unreadable(CHECK)
     if not appended(ctx.diff):
         return [*out, finding(CHECK, Severity.INFO, "sweep-nothing")]
+    omitted = ctx.memo["sweep_omitted"]
+    if omitted:
+        changelog = ctx.diff.layout.changelog
+        params = {"count": len(omitted), "keys": omitted[:10], "limit": MAX_PLAN_RUNS, "path": changelog}
+        out.append(finding(CHECK, Severity.BLOCKING, "sweep-plan-too-large", file=changelog, **params))
     duration = sweep["duration_s"]
     for key, entry in sweep["keys"].items():
         out.append(_key_finding(ctx, key, entry, duration))

@@ -91,6 +91,8 @@ class ConfigEntry:
     points: tuple[Point, ...]
     raw: Any = field(compare=False, repr=False)
     problems: tuple[Problem, ...] = ()
+    # What the PR should know but that runs as written (a `CONFIG_FILE=` given twice): warnings.
+    notices: tuple[Problem, ...] = ()
 
     @cached_property
     def published(self) -> list[int]:
@@ -185,9 +187,13 @@ class _EntryReader:
     def __init__(self, key: str, file: str, line: int | None, layout: Layout) -> None:
         self.key, self.file, self.line, self.layout = key, file, line, layout
         self.problems: list[Problem] = []
+        self.notices: list[Problem] = []
 
     def problem(self, message_id: str, line: int | None, **params: Any) -> None:
         self.problems.append(Problem(message_id, self.file, line or self.line, {"key": self.key, **params}))
+
+    def notice(self, message_id: str, line: int | None, **params: Any) -> None:
+        self.notices.append(Problem(message_id, self.file, line or self.line, {"key": self.key, **params}))
 
     def field(
         self, mapping: dict, name: str, kind: type | tuple[type, ...], default: Any, line: int | None
@@ -292,15 +298,20 @@ def _line_of(container: Any, key: Any) -> int | None:
     return None
 
 
-def _selector_from_settings(settings: Any) -> tuple[str | None, str | None]:
-    """Older multinode rows name a recipe as `CONFIG_FILE=<path>[:<selector>]`."""
-    if not isinstance(settings, list):
-        return None, None
-    for item in settings:
-        if isinstance(item, str) and item.startswith("CONFIG_FILE="):
-            path, _, selector = item[len("CONFIG_FILE=") :].partition(":")
-            return path, selector or None
-    return None, None
+def config_files(point: dict) -> list[tuple[str, str, int | None]]:
+    """Every `CONFIG_FILE=<path>[:<selector>]` of an older multinode row, in the order InferenceX's
+    multinode workflow exports them (the worker's, or the prefill's then the decode's
+    `additional-settings`, in one `export`: the last one is what the launcher reads), each as
+    (worker, the value after `=`, its line)."""
+    found = []
+    for role in ("worker",) if "worker" in point else ("prefill", "decode"):
+        worker = point.get(role)
+        settings = worker.get("additional-settings") if isinstance(worker, dict) else None
+        for index, item in enumerate(settings if isinstance(settings, list) else ()):
+            if isinstance(item, str) and item.startswith("CONFIG_FILE="):
+                line = settings.line_of(index) if isinstance(settings, LineList) else None
+                found.append((role, item[len("CONFIG_FILE=") :], line))
+    return found
 
 
 def scenarios_of(raw: Any) -> dict[str, Any] | None:
@@ -369,7 +380,19 @@ def build_entry(key: str, raw: Any, file: str, line: int | None, layout: Layout)
             if built is not None:
                 points.append(built)
     problems = tuple(schema.with_entry_problems(reader.problems, key, raw, file, line))
-    return ConfigEntry(key, file, line, image, runner, framework, multinode, tuple(points), raw, problems)
+    return ConfigEntry(
+        key,
+        file,
+        line,
+        image,
+        runner,
+        framework,
+        multinode,
+        tuple(points),
+        raw,
+        problems,
+        tuple(reader.notices),
+    )
 
 
 def _utilization(reader: _EntryReader, group: dict, line: int | None) -> Decimal | None:
@@ -421,10 +444,15 @@ def _build_point(
     outside = False
     if multinode or "prefill" in point or "worker" in point:
         topo, gpus = reader.workers(point, line)
-        legacy_path, legacy_selector = _selector_from_settings(topo.get("additional-settings"))
+        named = config_files(point)
+        if len(named) > 1:
+            (role, first, first_line), (last_role, last, last_line) = named[0], named[-1]
+            where = {"first": first, "first_role": role, "first_line": first_line, "count": len(named)}
+            reader.notice("master-config-file-twice", last_line or line, **where, last=last, role=last_role)
+        legacy_path, _, legacy_selector = named[-1][1].partition(":") if named else ("", "", "")
         if recipe_field is None and legacy_path:
             recipe = reader.layout.legacy_recipe_path(legacy_path)
-            selector = legacy_selector
+            selector = legacy_selector or None
             outside = reader.layout.legacy_recipe_outside(legacy_path)
         multinode = True
     else:

@@ -29,11 +29,16 @@ ROLE_NAMES = ("agg", "prefill")
 SELECTOR_ENV = ("CONC", "TP", "KV_OFFLOADING", "SPEC_DECODING")
 WHOLE_ENV = ("CONC", "TP")
 # Role arguments that size the parallelism (a variant that gives one does not state `gpus`), by
-# what they size; the first name a variant gives counts.
+# what they size.
 TP_ARGS = ("tensor-parallel-size", "tp-size")
+PP_ARGS = ("pipeline-parallel-size", "pp-size")
 DP_ARGS = ("data-parallel-size", "dp-size")
 EP_SIZE_ARGS = ("expert-parallel-size", "ep-size", "moe-expert-parallel-size")
-PARALLEL_ARGS = (*TP_ARGS, "pipeline-parallel-size", "pp-size", *DP_ARGS, *EP_SIZE_ARGS)
+PARALLEL_ARGS = (*TP_ARGS, *PP_ARGS, *DP_ARGS, *EP_SIZE_ARGS)
+# The names of one engine option: SGLang (and vLLM, for the first three) declare each group as one
+# argparse option, so of several given, the last on the command line is what the server gets.
+ALIASED_ARGS = (TP_ARGS, PP_ARGS, DP_ARGS, EP_SIZE_ARGS[:2])
+_OPTION = {name: group for group in ALIASED_ARGS for name in group}
 WHOLE_ARGS = (*PARALLEL_ARGS, "decode-context-parallel-size")
 FLAG_ARGS = ("enable-dp-attention", "enable-expert-parallel", "enable-deepep-moe", "enable-ep-moe")
 
@@ -71,13 +76,35 @@ class Variant:
         """The serving role: `roles.agg`, or the prefill worker of a disaggregated recipe."""
         return self._serving[1]
 
-    @cached_property
+    @property
     def args(self) -> dict[str, Any]:
-        """The role's `args`, with `_` in their names read as `-` (both spellings work)."""
+        """The role's `args`, with `_` in their names read as `-` (both spellings work); of the
+        names of one engine option (`ALIASED_ARGS`), only the last given, which the engine takes."""
+        return self._args[0]
+
+    @property
+    def repeated_args(self) -> list[tuple[Any, Any]]:
+        """Each engine option the role's `args` give twice (`ALIASED_ARGS`, or one name in both
+        spellings): (the earlier key, the later key, which the engine takes), as written."""
+        return self._args[1]
+
+    @cached_property
+    def _args(self) -> tuple[dict[str, Any], list[tuple[Any, Any]]]:
         args = self.role.get("args")
         if not isinstance(args, dict):
-            return {}
-        return {str(k).replace("_", "-"): v for k, v in args.items()}
+            return {}, []
+        found: dict[str, Any] = {}
+        given: dict[Any, Any] = {}  # an option (its names) → the key that gave it last
+        repeated = []
+        for key, value in args.items():
+            name = str(key).replace("_", "-")
+            option = _OPTION.get(name, name)
+            if option in given:
+                repeated.append((given[option], key))
+                found.pop(str(given[option]).replace("_", "-"))
+            given[option] = key
+            found[name] = value
+        return found, repeated
 
     def setting(self, name: str) -> tuple[Any, tuple[str, ...] | None]:
         """An environment setting looked up in `benchmark.env`, then in the role's `env`."""
@@ -101,7 +128,8 @@ class Variant:
 
 @dataclass
 class Recipe:
-    """A parsed recipe file."""
+    """A parsed recipe file; `notices` are what it should say differently but runs as meant
+    (an engine option given twice)."""
 
     path: str
     variants: dict[str, Variant]
@@ -109,6 +137,9 @@ class Recipe:
     text: str  # the source, for the lines a finding quotes
     problems: list[Problem]
     is_bundle: bool = False
+    notices: list[Problem] = field(default_factory=list)
+    # The variants `selection.select` found for each (selector, topology, concurrency).
+    selected: dict[tuple[Any, ...], list[Variant]] = field(default_factory=dict, repr=False, compare=False)
 
     def candidates(self, selector: str | None) -> list[Variant]:
         """Variants a point may select: the named one, or every override (or the flat base)."""
@@ -285,7 +316,8 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
     ]
     if "base" not in doc and not overrides:
         problems += _shape(doc, "base", path)
-        return Recipe(path, {"base": Variant("base", doc, 1, (doc,))}, pins, text, problems)
+        flat = Variant("base", doc, 1, (doc,))
+        return Recipe(path, {"base": flat}, pins, text, problems, notices=_repeated([flat], path))
     if doc.get("base") is not None and not isinstance(doc["base"], dict):
         line = doc.lines.get("base")
         problems.append(Problem("recipe-variant-not-mapping", path, line, {"variant": "base"}))
@@ -321,4 +353,34 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
             variants[f"{name}[{index}]"] = Variant(
                 f"{name}[{index}]", merge(base, picked), line, (picked, base)
             )
-    return Recipe(path, variants, pins, text, problems, is_bundle=True)
+    served = [v for name, v in variants.items() if name != "base"]
+    return Recipe(path, variants, pins, text, problems, True, _repeated(served, path))
+
+
+def _repeated(variants: list[Variant], path: str) -> list[Problem]:
+    """One notice per engine option that a serving role gives twice (the same two lines shared by
+    several variants once): the engine takes the last, and so does selection."""
+    found: dict[tuple[Any, ...], list[str]] = {}
+    for variant in variants:
+        role, args = variant._serving[0], variant.role.get("args")
+        for earlier, later in variant.repeated_args:
+            lines = [variant.line_of(("roles", role, "args", k)) for k in (earlier, later)]
+            shown_args = [(str(k), shown(args[k])) for k in (earlier, later)]
+            found.setdefault((role, *lines, *shown_args), []).append(variant.name)
+    return [
+        Problem(
+            "recipe-option-twice",
+            path,
+            later_line,
+            {
+                "variants": names,
+                "role": role,
+                "first": first,
+                "first_value": first_value,
+                "first_line": first_line,
+                "last": last,
+                "last_value": last_value,
+            },
+        )
+        for (role, first_line, later_line, (first, first_value), (last, last_value)), names in found.items()
+    ]

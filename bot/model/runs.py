@@ -16,6 +16,7 @@ generator hands each on as written).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, NamedTuple
 
 from bot.model import dram
@@ -26,13 +27,14 @@ from bot.model.recipe import Recipe, Variant, parse_recipe
 from bot.model.runners import record
 from bot.model.selection import select
 from bot.sources.snapshot import Snapshot
-from bot.yamlsafe import YamlProblem, load_bytes
+from bot.yamlsafe import MAX_DEPTH, YamlProblem, load_bytes
 
 CONCURRENCY_FIELDS = ("conc-list", "conc-start", "conc-end")
 SCENARIO_FIELDS = ("scenarios", "seq-len-configs")  # an entry's matrix, not a setting of its own
 HARDWARE = "hardware"  # the prefix of a runner's runners.yaml record among a run's settings
 _MAX_DEPTH = 32  # deeper mappings are compared whole
 _MAX_JSON_CHARS = 4096  # longer JSON-looking strings are compared as text
+_PLAIN_KEY = re.compile(r"[^.\"\[\]:]+")  # a key written in a dotted path as it is
 
 
 def same(a: Any, b: Any) -> bool:
@@ -91,16 +93,44 @@ def structure(value: str) -> Any:
         parsed = json.loads(text)
     except (ValueError, RecursionError):
         return value
-    return parsed if isinstance(parsed, dict | list) else value
+    return parsed if isinstance(parsed, dict | list) and _within_depth(parsed) else value
+
+
+def _within_depth(node: Any) -> bool:
+    """Whether a parsed JSON value nests no deeper than YAML the loader accepts (so that comparing
+    it never recurses too deep)."""
+    stack = [(node, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(item, dict | list):
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return True
+
+
+def segment(key: Any) -> str:
+    """A mapping key as one part of a dotted path, spelled so that no two keys of a mapping and no
+    nesting give the same path: a string with none of `."[]:` as it is, any other string quoted
+    as JSON (`benchmark."env.X"` is not `benchmark.env.X`), any other key in brackets (`[1]`,
+    `[true]`, never the string `"1"`). Keys of one mapping that are no strings differ in value, so
+    in text too (the loader makes keys of equal value, `1.0` and `1`, or `.nan` and `.NaN`, one)."""
+    if type(key) is str:
+        return key if key and _PLAIN_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+    if isinstance(key, bool) or key is None:
+        return f"[{json.dumps(key)}]"
+    return f"[{key}]"
 
 
 def flatten(node: Any, path: str, into: dict[str, Any], depth: int = 0) -> None:
-    """`node`'s leaves as dotted path → value (lists are values of their own)."""
+    """`node`'s leaves as dotted path → value (lists are values of their own); one path per leaf
+    (`segment`), so that no setting hides another."""
     if isinstance(node, str) and path:
         node = structure(node)
     if isinstance(node, dict) and node and depth < _MAX_DEPTH:
         for key, value in node.items():
-            flatten(value, f"{path}.{key}" if path else str(key), into, depth + 1)
+            part = segment(key)
+            flatten(value, f"{path}.{part}" if path else part, into, depth + 1)
     elif path:
         into[path] = node
 

@@ -195,13 +195,18 @@ def _word(value: Any) -> str:
 
 
 def select(recipe: Recipe, point: Point, concurrency: int) -> list[Variant]:
-    """All candidate variants that serve (point, concurrency); exactly one is the healthy answer."""
-    labels_select = not chosen_by_name(recipe, point)
-    return [
-        v
-        for v in recipe.candidates(point.selector)
-        if env_matches(v, point, concurrency, labels_select) and topology_matches(v, point)
-    ]
+    """All candidate variants that serve (point, concurrency); exactly one is the healthy answer.
+    Worked out once per recipe, selector, topology and concurrency (what it depends on): keys that
+    alias one entry, and the checks, ask again for the same runs."""
+    slot = (point.selector, point.multinode, point.topology, concurrency)
+    if slot not in recipe.selected:
+        labels_select = not chosen_by_name(recipe, point)
+        recipe.selected[slot] = [
+            v
+            for v in recipe.candidates(point.selector)
+            if env_matches(v, point, concurrency, labels_select) and topology_matches(v, point)
+        ]
+    return recipe.selected[slot]
 
 
 def choices(recipe: Recipe | None, point: Point) -> int:
