@@ -13,6 +13,7 @@ from bot.local import LocalRequest, run_local
 from bot.output import changelog_draft as draft
 from bot.output.render import render_comment
 from tests.conftest import commit, replace
+from tests.mdcheck import halves
 
 #: The example's key on `cluster:mi325x-tw`, which the seed PR leaves alone.
 GLM = "glm5-fp8-mi325x-sglang-agentic-mtp"
@@ -200,9 +201,7 @@ def test_what_changed_names_a_runners_field_by_its_place_in_the_record(example: 
     drafted entry does, in both languages."""
     moved = replace("hf-hub-cache: {path: /data/hf-hub-cache}", "hf-hub-cache: {path: /scratch/hf}")
     head = commit(example.path, {"configs/runners.yaml": moved})
-    english, chinese = render_comment(run_local(example.request(head=head))[0]).split(
-        "<details><summary>中文</summary>"
-    )
+    english, chinese = halves(render_comment(run_local(example.request(head=head))[0]))
     changed = "`slurm.volumes.hf-hub-cache.path` `/data/hf-hub-cache` → `/scratch/hf`"
     assert f"the runner's {changed}" in english
     assert f"runner 的 {changed}" in chinese

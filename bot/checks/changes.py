@@ -8,7 +8,10 @@ the override, anchors and `<<:` resolved by then), flattened to dotted paths
 value by value and type (`true` is not `1.0`). A serving argument written as a JSON string is
 compared as what it holds (`roles.agg.args.online_quant_config.exclude_layer`: a list). A setting
 that changed the same way at every run that exists at both refs is shown once, as common; a run
-whose only changes are the common ones is "as before". An override that replaces a list of
+whose only changes are the common ones is "as before". A removed run and an added run of the same
+concurrency and sequence lengths whose topologies differ in one setting only (`kv-offloading`
+`none` → `dram`, `tp` 4 → 8) are one run whose setting changed: it is paired with its base run and
+reported as changed, with `topology_base` beside its `topology`. An override that replaces a list of
 `base` and leaves out items `base` had is a warning: deep merge replaces lists, so those items
 are gone from that variant (DESIGN.md §2 `changes`).
 """
@@ -33,6 +36,24 @@ _COMMON_SHOWN = 4  # settings a finding names; the JSON report has them all
 def settings_of(run: Run) -> dict[str, Any]:
     """Everything one run is started with, as dotted path → value (the model's, worked out once)."""
     return run.settings
+
+
+def _apart_from_variant(run: Run) -> dict[str, Any]:
+    """A run's settings less those of the variant it selects."""
+    variant = run.parts[-1]
+    return {
+        path: value
+        for path, value in run.settings.items()
+        if path not in variant and path.removeprefix("recipe:") not in variant
+    }
+
+
+def _differ(old: Run, new: Run) -> list[dict[str, Any]]:
+    """How a run's settings changed; when only one side selects a variant (the other selects none:
+    a `recipe-selection` finding says why), the variant's settings are not listed as set or removed."""
+    if (old.variant is None) != (new.variant is None):
+        return compare(_apart_from_variant(old), _apart_from_variant(new))
+    return compare(settings_of(old), settings_of(new))
 
 
 def compare(base: dict[str, Any], head: dict[str, Any]) -> list[dict[str, Any]]:
@@ -75,6 +96,7 @@ def _run(
     head: Variant | None,
     settings: list[dict[str, Any]],
     topologies: dict[int, dict[str, Any]],
+    before: Run | None = None,
 ) -> dict[str, Any]:
     """One run of the report: `run` gives its concurrency and topology, `base`/`head` the variant
     it selects at each ref (None where it does not exist or selects none). The runs of one point
@@ -83,7 +105,7 @@ def _run(
     topology = topologies.get(id(point))
     if topology is None:
         topology = topologies[id(point)] = _topology(point)
-    return {
+    shown = {
         "concurrency": run.concurrency,
         "topology": topology,
         "variant_base": base.name if base else None,
@@ -91,25 +113,63 @@ def _run(
         "status": status,
         "settings": settings,
     }
+    if before is not None and before.point is not point and _topology(before.point) != topology:
+        shown["topology_base"] = _topology(before.point)
+    return shown
+
+
+#: The topology fields whose sameness makes an added and a removed run one run that changed.
+_SAME_SCENARIO = ("scenario", "isl", "osl")
+
+
+def paired(added: list[Run], removed: list[Run]) -> dict[int, Run]:
+    """For each added run (by id) the removed run it replaces: the one of its concurrency and
+    sequence lengths whose topology differs from it in exactly one field, when there is exactly one
+    such run and it pairs with no other added run."""
+    candidates: dict[int, list[Run]] = {}
+    for new in added:
+        mine = _topology(new.point)
+        for old in removed:
+            theirs = _topology(old.point)
+            if old.concurrency != new.concurrency or any(mine[f] != theirs[f] for f in _SAME_SCENARIO):
+                continue
+            if sum(mine[f] != theirs[f] for f in mine) == 1:
+                candidates.setdefault(id(new), []).append(old)
+    claimed = [id(old) for olds in candidates.values() for old in olds]
+    return {
+        new: olds[0] for new, olds in candidates.items() if len(olds) == 1 and claimed.count(id(olds[0])) == 1
+    }
 
 
 def key_changes(change: KeyChange) -> dict[str, Any]:
     """One key's runs, base against head (DESIGN.md §3 `changes`)."""
-    matched = change.changed + change.unchanged
+    pairs = paired(change.added, change.removed)
+    before = {id(run): change.base_of(run) for run in change.changed + change.unchanged}
+    before.update((id(run), old) for run in change.added if (old := pairs.get(id(run))) is not None)
+    matched = [*change.changed, *change.unchanged, *(run for run in change.added if id(run) in pairs)]
     differ: dict[int, list[dict[str, Any]]] = {}
     if change.base is not None and change.head is not None:
-        for run in change.changed:  # an unchanged run has the same settings: nothing to list
-            differ[id(run)] = compare(settings_of(change.base_of(run)), settings_of(run))
-        differ.update((id(run), []) for run in change.unchanged)
+        differ.update((id(run), []) for run in change.unchanged)  # the same settings: nothing to list
+        for run in matched:
+            if id(run) not in differ:
+                differ[id(run)] = _differ(before[id(run)], run)
     common = _common(list(differ.values()))
     runs = []
     topologies: dict[int, dict[str, Any]] = {}
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):
+        old = before[id(run)]
         own = [s for s in differ.get(id(run), []) if not _within(s, common)]
-        status = "changed" if own else "as-before"
-        runs.append(_run(status, run, change.base_of(run).variant, run.variant, own, topologies))
-    runs += [_run("added", run, None, run.variant, [], topologies) for run in change.added]
-    runs += [_run("removed", run, run.variant, None, [], topologies) for run in change.removed]
+        status = "changed" if own or id(run) in pairs else "as-before"
+        runs.append(_run(status, run, old.variant, run.variant, own, topologies, old))
+    gone = {id(old) for old in pairs.values()}
+    runs += [
+        _run("added", run, None, run.variant, [], topologies) for run in change.added if id(run) not in pairs
+    ]
+    runs += [
+        _run("removed", run, run.variant, None, [], topologies)
+        for run in change.removed
+        if id(run) not in gone
+    ]
     runs.sort(key=itemgetter("concurrency", "status"))
     return {"common": common, "runs": runs}
 
