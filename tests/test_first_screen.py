@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bot.findings import Severity, finding
 from bot.output import report_json
+from bot.output.messages import en, zh
 from bot.output.render import render_comment
 from bot.output.screen import change_lines, key_facts
 from bot.report import Report
@@ -18,6 +19,8 @@ from tests.mdcheck import parse_html
 KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
 C1_C4 = "{ tp: 8, kv-offloading: none, conc-list: [1, 4]"
 C1_C4_DRAM = "{ tp: 8, kv-offloading: dram, conc-list: [1, 4]"
+C14_C16 = 'kv-offloading: dram, kv-offload-backend: { name: lmcache, version: "0.4.5" }, conc-list: [14, 16]'
+C14_C16_NONE = "kv-offloading: none, conc-list: [14, 16]"
 
 
 def _screens(comment: str) -> tuple[list[str], str]:
@@ -118,3 +121,19 @@ def test_a_review_that_could_not_run_says_so_on_top() -> None:
     lines, _ = _screens(render_comment(report))
     assert lines[1].startswith("### ❌ prbot review — the review could not run")
     assert "**Next step:** The review could not run" in lines[3]
+
+
+def test_no_variant_serves_names_the_selector_that_fails_and_both_values(review_example) -> None:
+    """#2709's blocking finding said only "no variant serves this point": it names the nearest
+    variants' failing selectors, what each states and what the point has, in both languages.
+    Here C14/C16 lose their DRAM offload while their variants still say `KV_OFFLOADING: dram`."""
+    report = review_example({MASTER: replace(C14_C16, C14_C16_NONE)})
+    none = [f for f in report.of(Severity.BLOCKING) if f.message_id == "selection-none"]
+    assert {f.params["concurrency"] for f in none} == {14, 16}
+    [c14] = [f for f in none if f.params["concurrency"] == 14]
+    wrong = ["benchmark.env.KV_OFFLOADING", "dram", "none"]
+    assert ["override_tp8_dcp8_c14_lmcache", *wrong] in c14.params["misses"]
+    assert all(miss[1:] == wrong for miss in c14.params["misses"])  # only the nearest variants
+    variant = "override_tp8_dcp8_c14_lmcache"
+    assert f"{variant} has benchmark.env.KV_OFFLOADING dram where the point has none." in en(c14)
+    assert f"{variant}的 benchmark.env.KV_OFFLOADING 为 dram，而该点为 none。" in zh(c14)

@@ -7,7 +7,7 @@ from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.master import Point
 from bot.model.recipe import Recipe
-from bot.model.selection import MAX_RUN_CHOICES, choices, ep_misses, select
+from bot.model.selection import MAX_RUN_CHOICES, choices, ep_misses, nearest_misses, select
 
 CHECK = "recipe-selection"
 
@@ -129,7 +129,7 @@ def _point(point: Point, recipe: Recipe, key: str) -> tuple[list[Finding], list[
             params.update(ep=point.ep, served=[[name, ep] for name, ep in misses], variants=[])
         else:
             message = "selection-none"
-            params["variants"] = []
+            params.update(variants=[], misses=nearest_misses(recipe, point, conc))
         out.append(finding(CHECK, Severity.BLOCKING, message, **point.where, **params))
     return out, chosen_names, not out
 
