@@ -32,7 +32,7 @@ def test_runs_sharing_a_concurrency_are_named_with_their_config() -> None:
     assert draft.description(["k"], {"k": view}) == [
         "At C64 (8k1k TP4): change max-num-seqs from 8 to 2.",
         "Add C128 (8k1k TP8) (new point).",
-        "C64（8k1k TP4）：修改 max-num-seqs（8 → 2）。",
+        "C64（8k1k TP4）：改动 max-num-seqs（8 → 2）。",
         "新增 C128（8k1k TP8）（新的点）。",
     ]
     assert draft.scenarios(["k"], {"k": view}) == ["fixed-seq-len"]
@@ -115,7 +115,7 @@ def test_the_runners_record_is_named_as_the_runners() -> None:
         "from 3095781 to 2500000, the runner's slurm.volumes.hf-hub-cache.path from /scratch/hf to /data/hf; "
         "remove the runner's slurm.exclusive (was true).",
         "所有并发：将 runner 的 arch 设为 aarch64；"
-        "修改 runner 的 available-cpu-dram-mib（3095781 → 2500000）、"
+        "改动 runner 的 available-cpu-dram-mib（3095781 → 2500000）、"
         "runner 的 slurm.volumes.hf-hub-cache.path（/scratch/hf → /data/hf）；"
         "去掉 runner 的 slurm.exclusive（原为 true）。",
     ]
@@ -134,7 +134,7 @@ def test_keys_that_changed_alike_are_described_once() -> None:
     }
     assert draft.description(list(changes), changes) == [
         "At every concurrency: change the runner's available-cpu-dram-mib from 3774874 to 3095781.",
-        "所有并发：修改 runner 的 available-cpu-dram-mib（3774874 → 3095781）。",
+        "所有并发：改动 runner 的 available-cpu-dram-mib（3774874 → 3095781）。",
     ]
     changes["d"] = {"common": dram, "runs": [_run(2, 4, "added")]}
     lines = draft.description(list(changes), changes)
@@ -164,7 +164,7 @@ def test_a_runners_yaml_change_no_new_entry_names_gets_the_drafted_entry_in_the_
             "scenario-type": ["agentic-coding"],
             "description": [
                 "At every concurrency: change the runner's available-cpu-dram-mib from 2063104 to 2000000.",
-                "所有并发：修改 runner 的 available-cpu-dram-mib（2063104 → 2000000）。",
+                "所有并发：改动 runner 的 available-cpu-dram-mib（2063104 → 2000000）。",
             ],
             "pr-link": "XXX",
         }
@@ -189,7 +189,7 @@ def test_the_real_runners_yaml_only_commit_is_drafted_once_for_all_its_keys(hist
             "  description:",
             "    - \"At every concurrency: change the runner's available-cpu-dram-mib"
             ' from 3774874 to 3095781."',
-            '    - "所有并发：修改 runner 的 available-cpu-dram-mib（3774874 → 3095781）。"',
+            '    - "所有并发：改动 runner 的 available-cpu-dram-mib（3774874 → 3095781）。"',
             "  pr-link: XXX\n",
         ]
     )

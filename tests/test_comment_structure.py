@@ -92,9 +92,9 @@ def test_the_seed_pr_has_its_sections_in_order_and_empty_ones_left_out(review_ex
         "<table>",
         "改动内容",
     ]
-    assert zh[4].startswith("已检查的内容（") and zh[-1] == "Sweep 计划"
+    assert zh[4].startswith("已检查的内容（") and zh[-1] == "扫描计划"
     html_zh = parse_html(chinese)
-    assert _table(html_zh, ["配置键", "发布集合", "sweep 运行数", "GPU 时数", "结论"]) == {
+    assert _table(html_zh, ["配置键", "并发集合", "扫描运行数", "GPU 时间", "结论"]) == {
         KEY: ["未变（7 个并发）", "7", "56", "✅"]
     }
     variants, what = _table(html_zh, ["并发", "变体", "该处的改动"])["C4、C14、C16"]

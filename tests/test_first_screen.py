@@ -82,7 +82,7 @@ def test_an_identity_setting_that_changed_is_shown_as_that_change(review_example
     comment = render_comment(report)
     lines, _ = _screens(comment)
     assert "`kv-offloading` `none` → `dram` at 2 runs" in lines[2]
-    assert "2 个运行的 `kv-offloading` `none` → `dram`" in lines[5]
+    assert "2 次运行的 `kv-offloading` `none` → `dram`" in lines[5]
     assert "new run" not in comment and "removed run" not in comment
 
 

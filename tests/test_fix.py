@@ -549,7 +549,7 @@ def test_a_key_changed_only_by_its_runners_record_gets_an_entry_appended(
         "description": [f"At every concurrency: {said}.", after[-1]["description"][1]],
         "pr-link": PR_URL,
     }
-    assert after[-1]["description"][1].startswith("所有并发：修改 runner 的 ")
+    assert after[-1]["description"][1].startswith("所有并发：改动 runner 的 ")
     assert f"appended an entry naming {GLM}, pr-link {PR_URL}, its description drafted" in out
     commit(example.path, {}, "apply prbot fix")
     report = run_local(request)[0]  # HEAD is the fixed commit now

@@ -45,7 +45,7 @@ def test_the_variants_are_not_listed_again_by_selection_and_sweep_plan(review_ex
         f"{SEED_KEY}: 7 runs (all changed by this PR), canary C1; 1 eval job. "
         "GPU-hours: 56 (3600 s × 8 GPUs)."
     )
-    assert "override_tp8" not in zh(plan) and "GPU 时数：56（3600 秒 × 每次 8 块 GPU）" in zh(plan)
+    assert "override_tp8" not in zh(plan) and "GPU 时间：56（3600 秒 × 每次 8 块 GPU）" in zh(plan)
     assert report.sweep_plan["keys"][SEED_KEY]["gpu_hours"] == 56.0  # the JSON data is as it was
 
 
@@ -130,7 +130,7 @@ def test_the_canary_names_its_parallelism_config_and_never_a_removed_run(history
     assert "canary 为 C1（1k1k TP8）" in zh(plan) and "删除了 52 次运行" in zh(plan)
     # Its runs are all fixed-seq-len: their GPU-hours are not known, not 0.0.
     assert text.endswith("GPU-hours: not known for the 34 fixed-seq-len runs (no set duration).")
-    assert zh(plan).endswith("GPU 时数：未知（34 次 fixed-seq-len 运行没有固定时长）。")
+    assert zh(plan).endswith("GPU 时间：未知（34 次 fixed-seq-len 运行没有固定时长）。")
     [total] = of(report, "sweep-total")
     assert "0.0" not in en(total) and "not known for the 34 fixed-seq-len runs" in en(total)
     json_plan = report.sweep_plan["keys"][key]
@@ -176,8 +176,8 @@ def test_gpu_hours_of_a_mixed_sweep_say_which_runs_they_cover() -> None:
         "The sweep starts on this PR."
     )
     assert (
-        "GPU 时数：12.5（3 次 agentic 运行，3600 秒 × 每次 4 或 8 块 GPU）；"
-        "另有 40 次 fixed-seq-len 运行没有固定时长，其 GPU 时数未知。"
+        "GPU 时间：12.5（3 次 agentic 运行，3600 秒 × 每次 4 或 8 块 GPU）；"
+        "另有 40 次 fixed-seq-len 运行没有固定时长，其 GPU 时间未知。"
     ) in messages.render("sweep-total", "zh", params)
     no_gpus = messages.render("sweep-total", "en", params | {"untimed": 0, "no_gpus": 2})
     assert (

@@ -111,7 +111,7 @@ def test_a_sequence_length_config_removed_whole_is_named() -> None:
     view = render._key_view("en", "k", {"common": [], "runs": runs}, detailed=False)
     assert view["states"] == "1k1k removed (3 runs) · 2 as before"
     zh_view = render._key_view("zh", "k", {"common": [], "runs": runs}, detailed=False)
-    assert zh_view["states"] == "1k1k 已删除（3 个运行） · 2 个与之前相同"
+    assert zh_view["states"] == "1k1k 已删除（3 次运行） · 2 次运行与之前相同"
     detailed = render._key_view("en", "k", {"common": [], "runs": runs}, detailed=True)
     assert detailed["rows"][0]["runs"] == "1k1k: all 3 runs" and detailed["rows"][0]["what"] == "removed run"
 
@@ -135,7 +135,7 @@ def test_evals_only_never_leaves_the_gpu_hours_empty(history: Path) -> None:
     report = _review(history, 2652, ("full-sweep-fail-fast", "evals-only"))
     [total] = [f for f in report.findings if f.message_id == "sweep-total"]
     assert "GPU-hours: ." not in en(total) and "GPU-hours: 0 (no benchmark runs)." in en(total)
-    assert "GPU 时数：0（没有基准测试运行）。" in zh(total)
+    assert "GPU 时间：0（没有基准测试运行）。" in zh(total)
 
 
 def test_several_gpu_counts_read_as_alternatives() -> None:
