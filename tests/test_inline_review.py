@@ -439,8 +439,7 @@ def test_a_key_no_entry_names_gets_the_drafted_entry_as_a_suggestion_on_the_chan
             "  scenario-type:",
             "    - fixed-seq-len",
             "  description:",
-            '    - "Add C256 (new point)."',
-            '    - "新增 C256（新的点）。"',
+            '    - "Add C256."',
             f"  pr-link: {this_pr}",  # the pull request's own URL, not the placeholder
         ]
     )

@@ -171,7 +171,20 @@ def key_changes(change: KeyChange) -> dict[str, Any]:
         if id(run) not in gone
     ]
     runs.sort(key=itemgetter("concurrency", "status"))
-    return {"common": common, "runs": runs}
+    view: dict[str, Any] = {"common": common, "runs": runs}
+    if change.base is None and change.head is not None:  # a new key: what it runs, to name it by
+        view["entry"] = _entry(change.head.raw)
+    return view
+
+
+#: The fields of a new key's entry the `changes` view names it by.
+ENTRY_FIELDS = ("model", "precision", "runner", "framework", "image")
+
+
+def _entry(raw: Any) -> dict[str, str]:
+    """A new key's entry as its model, precision, runner, framework and image (those that are text)."""
+    fields = raw if isinstance(raw, dict) else {}
+    return {name: fields[name] for name in ENTRY_FIELDS if isinstance(fields.get(name), str)}
 
 
 def _common(diffs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -135,7 +135,10 @@ def _values(base: Any, head: Any) -> tuple[str | None, str | None]:
 def _name(path: str) -> str:
     """A setting's name: the last part of its path; for the runner's record, its place in it."""
     field = changelog_draft.runner_field(path)
-    return field if field is not None else path.rsplit(".", 1)[-1].removeprefix("recipe:")
+    if field is not None:
+        return field
+    parts = path.removeprefix("recipe:").split(".")
+    return ".".join(parts) if parts[0] in changelog_draft.POINT_FIELDS else parts[-1]
 
 
 def _runner(path: str) -> bool:
