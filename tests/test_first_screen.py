@@ -137,3 +137,18 @@ def test_no_variant_serves_names_the_selector_that_fails_and_both_values(review_
     variant = "override_tp8_dcp8_c14_lmcache"
     assert f"{variant} has benchmark.env.KV_OFFLOADING dram where the point has none." in en(c14)
     assert f"{variant}的 benchmark.env.KV_OFFLOADING 为 dram，而该点为 none。" in zh(c14)
+
+
+def test_swapped_refs_are_said_in_the_comment_not_only_on_the_terminal(example) -> None:
+    """`--base` and `--head` the wrong way round: the review is not clean, and its first screen
+    says why in both languages, with the next step."""
+    from bot.local import run_local
+
+    report = run_local(example.request(base=example.head, head=example.base))[0]
+    assert report.verdict == "warnings"
+    [said] = [f for f in report.findings if f.message_id == "refs-swapped"]
+    assert said.severity is Severity.WARNING
+    lines, _ = _screens(render_comment(report))
+    assert lines[2].startswith("> ⚠️ Head `") and "are `--base` and `--head` swapped?" in lines[2]
+    assert "**Next step:** Check the refs (the note above) and review again." in lines
+    assert any(line.startswith("> ⚠️ head `") and "是否写反了" in line for line in lines)

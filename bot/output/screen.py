@@ -37,6 +37,8 @@ FACTS = 6
 VALUE_CHARS = 32
 #: Concurrencies a published set's change names at most on each side.
 SET_SHOWN = 8
+#: Findings about the refs themselves: said on the first screen, above what changes, and the next step.
+REF_NOTES = ("refs-swapped", "layout-no-masters")
 #: The finding whose message is the next step, in the order they are looked for.
 NEXT_FINDINGS = (
     "labels-no-primary",
@@ -290,6 +292,9 @@ def next_step(findings: Sequence[Finding], reviewed: bool, keys: int, drafted: b
     if not reviewed:
         return msg("screen-next-error")
     blocking = [f for f in findings if f.severity is Severity.BLOCKING]
+    refs = [f for f in findings if f.message_id in REF_NOTES]
+    if refs and not blocking:
+        return msg("screen-next-refs")
     if blocking:
         first = blocking[0]
         where = f"{first.file}:{first.line}" if first.file and first.line else first.file
@@ -336,5 +341,5 @@ def first_screen(
         unchecked_checks=tuple(dict.fromkeys(unchecked_checks)),
         lines=change_lines(published_sets, changes, keys),
         next_step=next_step(findings, reviewed, len(keys), drafted),
-        notes=tuple(notes),
+        notes=(*notes, *(Msg(f.message_id, f.params) for f in findings if f.message_id in REF_NOTES)),
     )
