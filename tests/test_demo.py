@@ -40,7 +40,8 @@ def test_demo_comment_is_clean_and_bilingual() -> None:
     # Both halves carry the same checks and the same numbers.
     for text in ("1028 GB", "1799 GB", "override_tp8_dcp8_c72_lmcache", "C48"):
         assert text in english and text in chinese
-    assert "GPU-hours: 56 (3600 s × 8 GPUs)" in english and "GPU 时间：56（3600 秒" in chinese
+    assert "GPU-hours: 56 (7 runs × 3600 s × 8 GPUs)" in english
+    assert "GPU 时间：56 小时（7 次运行 × 3600 秒" in chinese
     assert "#### Blocking" not in english and "#### 阻塞问题" not in chinese
 
 

@@ -484,6 +484,13 @@ def _sections(report: Report, keys: list[str]) -> dict[str, list[Any]]:
     return sections
 
 
+def section_counts(report: Report) -> dict[str, int]:
+    """How many findings each section of the comment lists (`blocking`, `warning`, `verified`,
+    `info`, `unverified`): the counts the terminal's summary line gives, so the two agree."""
+    sections = _sections(report, [])
+    return {name: len(sections[name]) for name in ("blocking", "warning", "verified", "unverified", "info")}
+
+
 def _kind_first(entries: Sequence[Any]) -> list[int]:
     """The indices of `entries`, the first finding of every message id before the second of any."""
     seen: Counter[str] = Counter()
