@@ -302,14 +302,12 @@ def _unshown(args: argparse.Namespace, report: Report, labels: tuple[str, str], 
 
 
 def _counts(report: Report) -> list[Msg]:
-    """The findings by severity, what needs action first
-    (`2 warnings, 6 checks passed, 3 not checked, 9 notes`)."""
-    from collections import Counter
-
+    """The findings by the comment's sections, what needs action first
+    (`2 warnings, 6 checks passed, 3 not checked, 5 notes`): the same counts the comment shows."""
     from bot.catalog import msg
-    from bot.findings import Severity
+    from bot.output.render import section_counts
 
-    counts = Counter(f.severity for f in report.findings)
-    order = (Severity.BLOCKING, Severity.WARNING, Severity.VERIFIED, Severity.UNVERIFIED, Severity.INFO)
-    found = [msg(f"cli-count-{severity}", count=counts[severity]) for severity in order if counts[severity]]
+    counts = section_counts(report)
+    order = ("blocking", "warning", "verified", "unverified", "info")
+    found = [msg(f"cli-count-{name}", count=counts[name]) for name in order if counts[name]]
     return found or [msg("cli-count-none")]

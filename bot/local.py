@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections import Counter
@@ -11,6 +12,7 @@ from typing import NamedTuple
 
 from bot import pipeline
 from bot.catalog import Msg, msg
+from bot.findings import Severity, finding
 from bot.model.layout import detect
 from bot.pullrequest import PullRequest
 from bot.report import Report
@@ -106,7 +108,8 @@ def run_local(
     settings = _file_settings(request.config) if request.config else None
     repo, (named_base, head_sha, base_sha) = GitRepo.open_compared(request.repo, request.base, request.head)
     try:
-        if base_sha == head_sha != named_base and log is not None:
+        swapped = base_sha == head_sha != named_base
+        if swapped and log is not None:
             log(msg("cli-refs-swapped", base=request.base, head=request.head))
         base = repo.snapshot(base_sha)
         repository = repository_for(repo, base, request.pr_url)
@@ -131,6 +134,11 @@ def run_local(
             log=log,
         )
         report = pipeline.run(review)
+        if swapped:  # said in the review itself too, not only on the terminal
+            said = finding(
+                "consistency", Severity.WARNING, "refs-swapped", base=request.base, head=request.head
+            )
+            report = dataclasses.replace(report, findings=[said, *report.findings])
     finally:
         repo.close()
     return report, (base_sha[:12], head_sha[:12]), time.perf_counter() - started

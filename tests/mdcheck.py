@@ -202,3 +202,13 @@ def live_links(markdown: str) -> list[str]:
     references and commit SHAs."""
     html = parse_html(markdown)
     return html.links + [m.group(0) for text in html.texts for m in _REFERENCE.finditer(text)]
+
+
+def halves(markdown: str) -> tuple[str, str]:
+    """The English and the Chinese review of a bilingual comment, each its first screen (the two
+    stand one under the other at the top, before a `---` rule) and its body (the Chinese one folded
+    under `中文`)."""
+    screens, _, bodies = markdown.partition("\n---\n")
+    at = screens.index("\n### ", screens.index("### ") + 1)
+    english_body, _, chinese_body = bodies.partition("<details><summary>中文</summary>")
+    return screens[:at] + "\n" + english_body, screens[at:] + "\n" + chinese_body

@@ -102,7 +102,7 @@ def test_first_run_creates_the_comment_and_the_second_edits_it(fake: FakeGitHub,
     assert first.code == 0
     assert [c.login for c in stickies(fake)] == ["github-actions[bot]"]
     body = stickies(fake)[0].body
-    assert "### prbot review — no blocking issues, no warnings" in body
+    assert "prbot review — no blocking issues, no warnings" in body
     assert "<details><summary>中文</summary>" in body
     assert first.outputs["verdict"] == "clean"
     assert (first.outputs["blocking"], first.outputs["warnings"]) == ("0", "0")
@@ -371,7 +371,7 @@ def test_comment_false_and_lang_en(fake: FakeGitHub, tmp_path: Path) -> None:
     assert quiet.code == 0 and not fake.comments
     assert "Commenting is turned off" in quiet.summary and "中文" not in quiet.summary.split("\n\n", 2)[-1]
     act(fake, tmp_path, pull_event(fake, PR), lang="zh")
-    assert "### prbot 审阅 — 无阻塞问题，无警告" in stickies(fake)[0].body
+    assert "prbot 审阅 — 无阻塞问题，无警告" in stickies(fake)[0].body
     assert "prbot review" not in stickies(fake)[0].body
 
 
@@ -557,7 +557,7 @@ def test_a_file_unreadable_during_the_checks_is_noted(
         "> ⚠️ Some files could not be read from GitHub (GitHub kept failing (HTTP 500) while"
     )
     assert "部分文件无法从 GitHub 读取" in body
-    assert "### prbot review — no blocking issues, no warnings" in body
+    assert "prbot review — no blocking issues, no warnings" in body
     assert "Some files could not be read" in run.summary
 
 

@@ -13,6 +13,7 @@ from bot.local import LocalRequest, run_local
 from bot.output import changelog_draft as draft
 from bot.output.render import render_comment
 from tests.conftest import commit, replace
+from tests.mdcheck import halves
 
 #: The example's key on `cluster:mi325x-tw`, which the seed PR leaves alone.
 GLM = "glm5-fp8-mi325x-sglang-agentic-mtp"
@@ -26,13 +27,16 @@ def _run(concurrency: int, tp: int, status: str = "changed", settings: list | No
 
 
 def test_runs_sharing_a_concurrency_are_named_with_their_config() -> None:
-    setting = [{"path": "args.max-num-seqs", "base": 8, "head": 2}]
+    setting = [{"path": "roles.agg.args.max-num-seqs", "base": 8, "head": 2}]
     view = {"common": [], "runs": [_run(64, 4, settings=setting), _run(64, 8), _run(128, 8, "added")]}
     assert draft.description(["k"], {"k": view}) == [
         "At C64 (8k1k TP4): change max-num-seqs from 8 to 2.",
-        "Add C128 (8k1k TP8) (new point).",
-        "C64（8k1k TP4）：修改 max-num-seqs（8 → 2）。",
-        "新增 C128（8k1k TP8）（新的点）。",
+        "Add 8k1k TP8 at C128.",
+    ]
+    # In the changelog's language: the Chinese only for a bilingual changelog.
+    assert draft.description(["k"], {"k": view}, ("en", "zh"))[2:] == [
+        "C64（8k1k TP4）：改动 max-num-seqs（8 → 2）。",
+        "新增 8k1k TP8 C128。",
     ]
     assert draft.scenarios(["k"], {"k": view}) == ["fixed-seq-len"]
 
@@ -48,12 +52,13 @@ def test_a_huge_change_is_described_in_bounded_sentences() -> None:
             "removed": list(range(30)),
         }
     )
-    english, chinese = draft.description(["k"], {"k": {"common": common, "runs": []}})
-    assert english == (
+    lines = draft.description(["k"], {"k": {"common": common, "runs": []}})
+    assert lines == [
         "At every concurrency: set X0=0, X1=1, X2=2, X3=3, X4=4, X5=5, X6=6, X7=7, and 12 more; "
         "add 50, 51, 52, 53, 54, 55, 56, 57, and 342 more to exclude; "
         "remove 0, 1, 2, 3, 4, 5, 6, 7, and 22 more from exclude."
-    )
+    ]
+    [chinese] = draft.description(["k"], {"k": {"common": common, "runs": []}}, ("zh",))
     assert "另有 12 项" in chinese and len(chinese) < 200
 
 
@@ -67,11 +72,8 @@ def test_several_keys_are_named_and_the_rest_counted() -> None:
 
     changes = {f"key-{i}": {"common": [image(i)], "runs": [_run(1, 8)]} for i in range(5)}
     lines = draft.description(list(changes), changes)
-    assert (
-        lines[0] == "key-0: At every concurrency: update the image from vllm/vllm-openai:v0.21.0 to v0.25.0."
-    )
-    assert lines[3] == "The other 2 config keys change in the same review; see the prbot comment."
-    assert lines[4] == "key-0：所有并发：将镜像从 vllm/vllm-openai:v0.21.0 更新为 v0.25.0。"
+    assert lines[0] == "key-0: Update the image from vllm/vllm-openai:v0.21.0 to v0.25.0."
+    assert lines[3:] == ["2 more config keys change as well."]  # no pointer to the comment
 
 
 def test_odd_report_data_drafts_nothing_rather_than_crash() -> None:
@@ -119,12 +121,9 @@ def test_the_runners_record_is_named_as_the_runners() -> None:
     view = {"common": common, "runs": [_run(1, 8, "as-before"), _run(4, 8, "as-before")]}
     assert draft.description(["k"], {"k": view}) == [
         "At every concurrency: set the runner's arch to aarch64; change the runner's available-cpu-dram-mib "
-        "from 3095781 to 2500000, the runner's slurm.volumes.hf-hub-cache.path from /scratch/hf to /data/hf; "
-        "remove the runner's slurm.exclusive (was true).",
-        "所有并发：将 runner 的 arch 设为 aarch64；"
-        "修改 runner 的 available-cpu-dram-mib（3095781 → 2500000）、"
-        "runner 的 slurm.volumes.hf-hub-cache.path（/scratch/hf → /data/hf）；"
-        "去掉 runner 的 slurm.exclusive（原为 true）。",
+        "from 3095781 to 2500000; change the runner's slurm.volumes.hf-hub-cache.path from /scratch/hf to "
+        "/data/hf.",
+        "At every concurrency: remove the runner's slurm.exclusive.",
     ]
     assert draft.scenarios(["k"], {"k": view}) == ["fixed-seq-len"]
     assert draft.scenarios(["k"], {"k": {**view, "common": []}}) == []  # nothing changed after all
@@ -141,13 +140,14 @@ def test_keys_that_changed_alike_are_described_once() -> None:
     }
     assert draft.description(list(changes), changes) == [
         "At every concurrency: change the runner's available-cpu-dram-mib from 3774874 to 3095781.",
-        "所有并发：修改 runner 的 available-cpu-dram-mib（3774874 → 3095781）。",
     ]
     changes["d"] = {"common": dram, "runs": [_run(2, 4, "added")]}
     lines = draft.description(list(changes), changes)
-    assert lines[0].startswith("a: At every concurrency:") and lines[3] == (
-        "One other config key changes in the same review; see the prbot comment."
-    )
+    # The runner's change is every key's: said once; d's new run, past the three keys named, counted.
+    assert lines == [
+        "At every concurrency: change the runner's available-cpu-dram-mib from 3774874 to 3095781.",
+        "One more config key changes as well.",
+    ]
 
 
 def test_a_runners_yaml_change_no_new_entry_names_gets_the_drafted_entry_in_the_comment(
@@ -160,7 +160,7 @@ def test_a_runners_yaml_change_no_new_entry_names_gets_the_drafted_entry_in_the_
     report = run_local(example.request(head=head))[0]
     [uncovered] = [f for f in report.findings if f.message_id == "changelog-hardware-key-not-covered"]
     assert (uncovered.severity, uncovered.config_key) == (Severity.BLOCKING, GLM)
-    english, chinese = render_comment(report).split("<details><summary>中文</summary>")
+    english, chinese = halves(render_comment(report))
     assert "An entry drafted from what changed, to append to `perf-changelog.yaml`" in english
     assert "根据改动起草的条目，可追加到 `perf-changelog.yaml`" in chinese
     shown = english.split("```yaml\n", 1)[1].split("\n  ```", 1)[0]
@@ -172,7 +172,6 @@ def test_a_runners_yaml_change_no_new_entry_names_gets_the_drafted_entry_in_the_
             "description": [
                 # What the runs read of the record: the DRAM budget of its two DRAM-offload points.
                 "At C8, C16: change total-cpu-dram-gb from 973 to 943.",
-                "C8、C16：修改 total-cpu-dram-gb（973 → 943）。",
             ],
             "pr-link": "XXX",
         }
@@ -195,10 +194,74 @@ def test_what_changed_names_a_runners_field_by_its_place_in_the_record(example: 
     drafted entry does, in both languages."""
     moved = replace("hf-hub-cache: {path: /data/hf-hub-cache}", "hf-hub-cache: {path: /scratch/hf}")
     head = commit(example.path, {"configs/runners.yaml": moved})
-    english, chinese = render_comment(run_local(example.request(head=head))[0]).split(
-        "<details><summary>中文</summary>"
-    )
+    english, chinese = halves(render_comment(run_local(example.request(head=head))[0]))
     changed = "`slurm.volumes.hf-hub-cache.path` `/data/hf-hub-cache` → `/scratch/hf`"
     assert f"the runner's {changed}" in english
     assert f"runner 的 {changed}" in chinese
     assert "`path` `/data/hf-hub-cache`" not in english
+
+
+# --- issue #34: the draft in the changelog's language, one fact a line, nothing cut ---------------
+
+
+def test_a_new_key_is_named_by_model_hardware_framework_image_and_topology() -> None:
+    view = {
+        "common": [],
+        "entry": {
+            "model": "zai-org/GLM-5.2-MXFP4",
+            "precision": "fp4",
+            "runner": "cluster:mi355x-amds",
+            "framework": "atom",
+            "image": "rocm/atom-dev:glm52_agentic_0813",
+        },
+        "runs": [
+            {"concurrency": c, "topology": {"tp": tp, "kv_offloading": kv}, "status": "added", "settings": []}
+            for c, tp, kv in ((1, 8, "none"), (2, 8, "none"), (2, 4, "dram"), (4, 4, "dram"))
+        ],
+    }
+    assert draft.description(["k"], {"k": view}) == [
+        "Add GLM-5.2-MXFP4 FP4 on MI355X with atom, image rocm/atom-dev:glm52_agentic_0813.",
+        "TP8: C1, C2.",
+        "TP4 dram-offload: C2, C4.",
+    ]
+
+
+def test_an_image_bump_is_named_with_its_tag_and_a_digest_pin_is_not_spelled_out() -> None:
+    pinned = "vllm/vllm-openai:nightly-b22afe45@sha256:" + "1" * 64
+    common = [{"path": "image", "base": "vllm/vllm-openai:kimi-k3", "head": pinned}]
+    recipe_pin = {
+        "path": "frontend.container_image",
+        "base": "r@sha256:" + "a" * 64,
+        "head": "r@sha256:" + "b" * 64,
+    }
+    runs = [_run(1, 8, "as-before"), _run(2, 8, "changed", [recipe_pin])]
+    [image, pin] = draft.description(["k"], {"k": {"common": common, "runs": runs}})
+    assert image == "Update the image from vllm/vllm-openai:kimi-k3 to nightly-b22afe45 (pinned by digest)."
+    assert pin == "At C2: change container_image from r@sha256:aaaaaaaaaaaa to r@sha256:bbbbbbbbbbbb."
+
+
+def test_the_same_field_of_prefill_and_decode_is_two_facts_not_one_line_twice() -> None:
+    """#2471's draft said "set kv-cache-dtype to fp8" twice: the prefill's and the decode's."""
+    settings = [
+        {"path": "prefill.kv-cache-dtype", "base": None, "head": "fp8"},
+        {"path": "decode.kv-cache-dtype", "base": None, "head": "fp8"},
+    ]
+    [line] = draft.description(["k"], {"k": {"common": settings, "runs": [_run(1, 8), _run(2, 8)]}})
+    assert (
+        line == "At every concurrency: set prefill.kv-cache-dtype to fp8; set decode.kv-cache-dtype to fp8."
+    )
+
+
+def test_the_entry_never_scrolls_nor_cuts_a_word_and_reads_back_whole() -> None:
+    """Long facts are folded over YAML lines at spaces: every line fits, and YAML reads each
+    description back exactly as drafted."""
+    runs = [_run(c, tp, "added") for tp in (2, 4, 8) for c in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)]
+    image = {"path": "image", "base": "vllm/vllm-openai:" + "a" * 60, "head": "vllm/vllm-openai:" + "b" * 60}
+    changes = {"minimaxm3-fp4-b300-vllm-mtp-a-rather-long-config-key": {"common": [image], "runs": runs}}
+    keys = list(changes)
+    text = draft.entry_text(keys, changes, "XXX")
+    assert text is not None and max(map(len, text.splitlines())) <= draft.LINE_CHARS
+    [entry] = yaml.safe_load(text)
+    assert entry["description"] == draft.description(keys, changes)
+    assert not any("…" in line or "prbot" in line for line in entry["description"])
+    assert len(entry["description"]) == len(set(entry["description"]))

@@ -44,7 +44,7 @@ def test_lists_are_compared_as_lists_and_a_change_at_every_run_is_common(example
     assert {run["status"] for run in _runs(report).values()} == {"as-before"}
     [said] = [f for f in report.findings if f.message_id == "changes-runs"]
     assert f"1 setting changed the same way at every run of a key ({FLAGS})" in en(said)
-    assert "7 个与之前相同" in zh(said)
+    assert "7 次运行与之前相同" in zh(said)
 
 
 def test_an_override_that_drops_items_of_a_base_list_is_a_warning(example: ExampleRepo) -> None:

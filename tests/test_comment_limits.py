@@ -27,7 +27,7 @@ from bot.output.messages import en
 from bot.output.render import COMMENT, COMMENT_LIMIT, Target, render_comment
 from bot.report import Report
 from tests.conftest import MASTER, RECIPE, replace
-from tests.mdcheck import leaks, live_links, parse_html
+from tests.mdcheck import halves, leaks, live_links, parse_html
 
 SUMMARY_NOTE = "The job summary of this run holds the whole review"
 REPORT_NOTE = "the file named by its `report` output) has every finding, none of them shortened"
@@ -48,8 +48,12 @@ def assert_whole(text: str, target: Target) -> None:
     assert html.tags["h3"] == 2 and html.tags["sub"] == 2, html.tags  # two headlines, two footers
     assert html.tags["details"] == html.tags["/details"] == html.tags["summary"] and "中文" in html.texts
     english, chinese = _halves(html.outline)
+    # Both first screens on top, the English one first.
+    assert english[0][0] == "h3" and "prbot review" in english[0][1] and english[1][0] == "h3"
+    assert "prbot 审阅" in english[1][1]
+    english = english[2:]
     # The same sections in both languages, each a heading or a fold (not swallowed by code).
-    assert [tag for tag, _ in english] == [tag for tag, _ in chinese] and len(english) >= 4, html.titles
+    assert [tag for tag, _ in english] == [tag for tag, _ in chinese] and len(english) >= 4, html.outline
     assert ("h4", "Blocking") in english and ("h4", "阻塞问题") in chinese
     assert html.tags["table"] >= 2  # the changed keys, in each language
     assert not leaks(text) and not live_links(text)
@@ -63,7 +67,7 @@ def _halves(titles: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[
 
 def blocking(text: str, lang: str) -> str:
     """The blocking section of one language."""
-    english, _, chinese = text.partition("<summary>中文</summary>")
+    english, chinese = halves(text)
     part = english if lang == "en" else chinese
     heading = "#### Blocking" if lang == "en" else "#### 阻塞问题"
     section = part.split(heading, 1)[1]
@@ -121,7 +125,7 @@ def test_a_registry_answer_of_2mb_leaves_the_review_whole(
     comment, job_summary = _texts(report)
     for text, target in ((comment, COMMENT), (job_summary, summary.SUMMARY)):
         assert_whole(text, target)
-        assert "### prbot review — 1 blocking issue" in text and "### prbot 审阅 — 1 个阻塞问题" in text
+        assert "prbot review — 1 blocking issue" in text and "prbot 审阅 — 1 个阻塞问题" in text
         assert "The recipe pins" in blocking(text, "en") and "… (shortened)" in blocking(text, "en")
         assert "配方固定的是" in blocking(text, "zh") and "……（已缩短）" in blocking(text, "zh")
         # Neither holds the whole finding, so both send the reader to the JSON report, which does.
@@ -143,7 +147,7 @@ def test_3000_duplicate_keys_do_not_push_the_dram_finding_out(review_example) ->
     comment, job_summary = _texts(report)
     for text, target in ((comment, COMMENT), (job_summary, summary.SUMMARY)):
         assert_whole(text, target)
-        assert "### prbot review — 3,001 blocking issues" in text
+        assert "prbot review — 3,001 blocking issues" in text
         assert "pins `TOTAL_CPU_DRAM_GB` 1800, but the budget is 1799" in blocking(text, "en")
         assert "设定的 `TOTAL_CPU_DRAM_GB` 为 1800，但预算应为 1799" in blocking(text, "zh")
         assert "TOTAL_CPU_DRAM_GB: '1799'\n" in blocking(text, "en")  # with its suggested change
@@ -172,7 +176,7 @@ def test_a_bilingual_comment_over_the_limit_keeps_its_chinese_section(review_exa
     assert COMMENT.size(summary.full_review(report, "both", "base", "head")) > COMMENT_LIMIT
     for text, target in ((comment, COMMENT), (job_summary, summary.SUMMARY)):
         assert_whole(text, target)
-        assert "### prbot 审阅 — " in text and "#### 阻塞问题" in text
+        assert "prbot 审阅 — " in text and "#### 阻塞问题" in text
         assert "<details><summary>已检查的内容（" in text  # the long sections folded, in Chinese too
         assert "设定的 `TOTAL_CPU_DRAM_GB` 为 1800" in blocking(text, "zh")
     assert "本评论已按 GitHub 65,536 字符的上限截断" in comment

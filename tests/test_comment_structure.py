@@ -18,7 +18,7 @@ from bot.local import LocalRequest, run_local
 from bot.output.render import render_comment
 from bot.report import Report
 from tests.conftest import MASTER, RECIPE, replace, squash_merge
-from tests.mdcheck import leaks, live_links, parse_html
+from tests.mdcheck import halves, leaks, live_links, parse_html
 
 KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"
 KEY_HEADER = ["config key", "published set", "sweep runs", "GPU-hours", "verdict"]
@@ -27,8 +27,7 @@ FIRST_SCREEN = 40  # lines of markdown
 
 
 def _halves(markdown: str) -> tuple[str, str]:
-    english, chinese = markdown.split("<details><summary>中文</summary>")
-    return english, chinese
+    return halves(markdown)
 
 
 def _table(html, header: list[str]) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
@@ -49,7 +48,7 @@ def test_the_seed_pr_shows_what_changed_at_every_concurrency_without_opening_any
     english, _ = _halves(render_comment(review_example()))
     html = parse_html(english)
     visible = "".join(html.visible)
-    assert "prbot review — no blocking issues, no warnings" in visible
+    assert "prbot review — no blocking issues, no warnings · 3 not checked" in visible
     assert _table(html, KEY_HEADER) == {KEY: ["unchanged (7 concurrencies)", "7", "56", "✅"]}
     # Once, as common to every concurrency: the image and the HERD settings.
     common = visible.split("Every concurrency:", 1)[1].split("concurrency", 1)[0]
@@ -79,7 +78,8 @@ def test_the_seed_pr_shows_what_changed_at_every_concurrency_without_opening_any
 def test_the_seed_pr_has_its_sections_in_order_and_empty_ones_left_out(review_example) -> None:
     english, chinese = _halves(render_comment(review_example()))
     outline = _outline(english)
-    assert outline[:3] == ["prbot review — no blocking issues, no warnings", "<table>", "What changed"]
+    title = "❔ prbot review — no blocking issues, no warnings · 3 not checked (digest, codeowners)"
+    assert outline[:3] == [title, "<table>", "What changed"]
     assert [title.split(" (")[0] for title in outline[4:]] == [
         "What was checked", "Notes", "Not checked", "Sweep plan"
     ]  # fmt: skip
@@ -87,10 +87,14 @@ def test_the_seed_pr_has_its_sections_in_order_and_empty_ones_left_out(review_ex
     assert "— nothing" not in english and "- nothing" not in english
     # The Chinese half: the same parts, the same tables and numbers.
     zh = _outline(chinese)
-    assert len(zh) == len(outline) and zh[:3] == ["prbot 审阅 — 无阻塞问题，无警告", "<table>", "改动内容"]
-    assert zh[4].startswith("已检查的内容（") and zh[-1] == "Sweep 计划"
+    assert len(zh) == len(outline) and zh[:3] == [
+        "❔ prbot 审阅 — 无阻塞问题，无警告 · 3 项未检查（digest、codeowners）",
+        "<table>",
+        "改动内容",
+    ]
+    assert zh[4].startswith("已检查的内容（") and zh[-1] == "扫描计划"
     html_zh = parse_html(chinese)
-    assert _table(html_zh, ["配置键", "发布集合", "sweep 运行数", "GPU 时数", "结论"]) == {
+    assert _table(html_zh, ["配置键", "并发集合", "扫描运行数", "GPU 时间", "结论"]) == {
         KEY: ["未变（7 个并发）", "7", "56", "✅"]
     }
     variants, what = _table(html_zh, ["并发", "变体", "该处的改动"])["C4、C14、C16"]

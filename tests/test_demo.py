@@ -9,6 +9,7 @@ import sys
 from bot.catalog import catalog
 from bot.cli import main
 from bot.findings import CHECK_IDS
+from tests.mdcheck import halves
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -27,13 +28,20 @@ def test_demo_comment_is_clean_and_bilingual() -> None:
         "`kimik3-fp4-mi355x-atom-agentic-mtp`" in comment
     )
     assert "`pr-link` is the placeholder `XXX`, which InferenceX accepts on a PR" in comment
-    english, chinese = comment.split("<details><summary>中文</summary>")
-    assert "### prbot 审阅 — 无阻塞问题，无警告" in chinese
+    english, chinese = halves(comment)
+    # The verdict counts what was not checked (no registry in the demo, no PR for the sign-off).
+    assert (
+        "### ❔ prbot review — no blocking issues, no warnings · 3 not checked (digest, codeowners)"
+        in english
+    )
+    assert "### ❔ prbot 审阅 — 无阻塞问题，无警告 · 3 项未检查（digest、codeowners）" in chinese
+    assert "✅ prbot" not in comment
     assert "| `kimik3-fp4-mi355x-atom-agentic-mtp` | 未变（7 个并发） | 7 | 56 | ✅ |" in chinese
     # Both halves carry the same checks and the same numbers.
     for text in ("1028 GB", "1799 GB", "override_tp8_dcp8_c72_lmcache", "C48"):
         assert text in english and text in chinese
-    assert "GPU-hours: 56 (3600 s × 8 GPUs)" in english and "GPU 时数：56（3600 秒" in chinese
+    assert "GPU-hours: 56 (7 runs × 3600 s × 8 GPUs)" in english
+    assert "GPU 时间：56 小时（7 次运行 × 3600 秒" in chinese
     assert "#### Blocking" not in english and "#### 阻塞问题" not in chinese
 
 

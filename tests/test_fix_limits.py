@@ -108,7 +108,7 @@ def test_fix_stops_when_the_deadline_runs_out_and_changes_nothing(
         "prbot: prbot fix stopped: reading the files and working out the fixes took longer than the review's"
         " 1e-06 s limit (the review-deadline-s setting). No file was changed.",
         "prbot: prbot fix 已停止：读取文件并计算修复所用的时间超过了审阅时限 1e-06 秒"
-        "（由 review-deadline-s 设置）。没有修改任何文件。",
+        "（由 review-deadline-s 设置）。没有改动任何文件。",
     ]
     assert "fixed" not in out.out
 

@@ -74,7 +74,7 @@ def test_only_our_comment_is_edited_beside_a_foreign_one(fake: FakeGitHub, tmp_p
     assert _writes(fake, "PATCH") == [f"/repos/{fake.full_name}/issues/comments/{ours.id}"]
     assert _writes(fake, "DELETE") == [] and not fake.calls("POST", r"/comments$")
     assert fake.comments[other.id].body == MARKER + "\nolder, by another app"
-    assert "### prbot review" in fake.comments[ours.id].body
+    assert "prbot review —" in fake.comments[ours.id].body
 
 
 def test_a_configured_bot_login_is_who_we_are(fake: FakeGitHub, tmp_path: Path) -> None:

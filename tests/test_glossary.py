@@ -15,9 +15,9 @@ from bot.resources import template_dir
 GLOSSARY = yaml.safe_load((template_dir() / "glossary.yaml").read_text(encoding="utf-8"))
 FILES = sorted((template_dir() / "messages").glob("*.yaml"))
 _TAG = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.S)
-#: A string literal inside a jinja tag that is not shown as code (`'x' | code`) or used as a
-#: separator: text the reader sees.
-_LITERAL = re.compile(r"""(['"])((?:(?!\1).)*)\1(?!\s*\|\s*code)""")
+#: A string literal inside a jinja tag that is not shown as code (`'x' | code`) or compared
+#: (`reason == 'image'`): text the reader sees.
+_LITERAL = re.compile(r"""(?<!==\s)(?<!in\s)(['"])((?:(?!\1).)*)\1(?!\s*\|\s*code)""")
 _CODE_SPAN = re.compile(r"`[^`]*`")
 
 
@@ -84,3 +84,39 @@ def test_lists_join_with_the_language_separator() -> None:
 
 def test_glossary_is_not_a_message_file() -> None:
     assert not (Path(template_dir()) / "messages" / "glossary.yaml").exists()
+
+
+def test_the_glossary_follows_inferencex_translation_table() -> None:
+    """Every row of InferenceX's translation table that names a concept of the glossary is the
+    glossary's Chinese term for it (a row with alternatives, `a / b`, is the term as written), and
+    the glossary avoids the English word for each in Chinese prose."""
+    rows = GLOSSARY["upstream"]
+    assert {row["en"].split(" ")[0] for row in rows} >= {
+        "sweep",
+        "evaluation",
+        "launcher",
+        "artifact",
+        "image",
+        "config",
+    }
+    for row in rows:
+        concept = row.get("concept")
+        if concept is None:
+            continue
+        term = GLOSSARY["terms"][concept]
+        assert term["zh"] == row["zh"], (
+            f"{concept}: the glossary says {term['zh']!r}, InferenceX {row['zh']!r}"
+        )
+        words = row["en"].split(" (")[0].split(" / ")
+        avoided = [w for w in words if any(re.search(p, w) for p in term.get("avoid", {}).get("zh", []))]
+        assert avoided, f"{concept}: none of {words} is avoided in Chinese prose"
+
+
+def test_one_word_per_concept_in_chinese() -> None:
+    """The concepts the Chinese catalog used to spell several ways each have one word, and the
+    others are refused: finding, change, job, check."""
+    one_word = {"finding": "检查结果", "change": "改动", "job": "作业", "check": "检查"}
+    for concept, word in one_word.items():
+        term = GLOSSARY["terms"][concept]
+        assert term["zh"] == word and term["avoid"]["zh"], concept
+    assert _violations("zh") == []

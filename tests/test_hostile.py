@@ -814,7 +814,7 @@ def test_every_check_crashing_exits_2(review_example, monkeypatch) -> None:
     report = review_example()
     assert not report.reviewed and report.exit_code == EXIT_ERROR and report.verdict == "error"
     comment = render_comment(report, lang="en")
-    assert "### prbot review — the review could not run" in comment and "no blocking issues" not in comment
+    assert "prbot review — the review could not run" in comment and "no blocking issues" not in comment
 
 
 def test_a_failing_diff_is_reported_by_every_check_and_exits_2(review_example, monkeypatch) -> None:

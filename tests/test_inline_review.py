@@ -429,7 +429,7 @@ def test_a_key_no_entry_names_gets_the_drafted_entry_as_a_suggestion_on_the_chan
     english, chinese = comment.body.removeprefix(REVIEW_MARKER + "\n").split("\n\n")[:2]
     assert english.startswith(f"**prbot changelog** — No new changelog entry names `{QWEN}`")
     assert "The suggestion below appends an entry drafted from what changed" in english
-    assert chinese.startswith(f"**prbot changelog** —— 没有任何新 changelog 条目列出 `{QWEN}`")
+    assert chinese.startswith(f"**prbot changelog** —— 没有任何新变更日志条目列出 `{QWEN}`")
     assert _suggestion(comment.body) == "\n".join(
         [
             "  pr-link: XXX",  # the last line, as it is at the head
@@ -439,8 +439,7 @@ def test_a_key_no_entry_names_gets_the_drafted_entry_as_a_suggestion_on_the_chan
             "  scenario-type:",
             "    - fixed-seq-len",
             "  description:",
-            '    - "Add C256 (new point)."',
-            '    - "新增 C256（新的点）。"',
+            '    - "Add C256."',
             f"  pr-link: {this_pr}",  # the pull request's own URL, not the placeholder
         ]
     )

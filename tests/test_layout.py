@@ -35,7 +35,7 @@ def test_neither_ref_with_a_master_config_is_never_a_clean_review(tmp_path: Path
     comment = subprocess.run(
         [sys.executable, "-m", "bot", *args, "--lang", "en"], capture_output=True, text=True
     )
-    assert "### prbot review — no blocking issues · 1 warning" in comment.stdout
+    assert "prbot review — no blocking issues · 1 warning" in comment.stdout
     assert "no warnings" not in comment.stdout
 
 

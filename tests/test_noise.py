@@ -43,9 +43,9 @@ def test_the_variants_are_not_listed_again_by_selection_and_sweep_plan(review_ex
     [plan] = of(report, "sweep-key-plan")
     assert en(plan) == (
         f"{SEED_KEY}: 7 runs (all changed by this PR), canary C1; 1 eval job. "
-        "GPU-hours: 56 (3600 s × 8 GPUs)."
+        "GPU-hours: 56 (7 runs × 3600 s × 8 GPUs)."
     )
-    assert "override_tp8" not in zh(plan) and "GPU 时数：56（3600 秒 × 每次 8 块 GPU）" in zh(plan)
+    assert "override_tp8" not in zh(plan) and "GPU 时间：56 小时（7 次运行 × 3600 秒 × 8 块 GPU）" in zh(plan)
     assert report.sweep_plan["keys"][SEED_KEY]["gpu_hours"] == 56.0  # the JSON data is as it was
 
 
@@ -130,7 +130,7 @@ def test_the_canary_names_its_parallelism_config_and_never_a_removed_run(history
     assert "canary 为 C1（1k1k TP8）" in zh(plan) and "删除了 52 次运行" in zh(plan)
     # Its runs are all fixed-seq-len: their GPU-hours are not known, not 0.0.
     assert text.endswith("GPU-hours: not known for the 34 fixed-seq-len runs (no set duration).")
-    assert zh(plan).endswith("GPU 时数：未知（34 次 fixed-seq-len 运行没有固定时长）。")
+    assert zh(plan).endswith("GPU 时间：未知（34 次 fixed-seq-len 运行没有固定时长）。")
     [total] = of(report, "sweep-total")
     assert "0.0" not in en(total) and "not known for the 34 fixed-seq-len runs" in en(total)
     json_plan = report.sweep_plan["keys"][key]
@@ -149,7 +149,7 @@ def test_an_agentic_key_with_two_blocks_of_one_utilization(history: Path) -> Non
     )
     [plan] = of(report, "sweep-key-plan")
     assert en(plan).startswith(f"{key}: 33 runs (all changed by this PR), canary C1 (TP8 MTP); 1 eval job.")
-    assert en(plan).endswith("GPU-hours: 216 (3600 s × 4 or 8 GPUs).")
+    assert en(plan).endswith("GPU-hours: 216 (3600 s × (12 runs × 4 GPUs + 21 runs × 8 GPUs)).")
 
 
 # --- GPU-hours that are partly known ------------------------------------------------------------
@@ -167,21 +167,22 @@ def test_gpu_hours_of_a_mixed_sweep_say_which_runs_they_cover() -> None:
         "timed": 3,
         "untimed": 40,
         "no_gpus": 0,
-        "gpus": [4, 8],
+        "gpus": [[4, 1], [8, 2]],
         "gpu_hours": 12.5,
     }
     assert messages.render("sweep-total", "en", params) == (
         "In all: 43 benchmark runs in 43 jobs and 0 eval jobs. GPU-hours: 12.5 for the 3 agentic runs "
-        "(3600 s × 4 or 8 GPUs); not known for the 40 fixed-seq-len runs (no set duration). "
+        "(3600 s × (1 run × 4 GPUs + 2 runs × 8 GPUs)); "
+        "not known for the 40 fixed-seq-len runs (no set duration). "
         "The sweep starts on this PR."
     )
     assert (
-        "GPU 时数：12.5（3 次 agentic 运行，3600 秒 × 每次 4 或 8 块 GPU）；"
-        "另有 40 次 fixed-seq-len 运行没有固定时长，其 GPU 时数未知。"
+        "GPU 时间：12.5 小时（3 次 agentic 运行：3600 秒 × （1 次运行 × 4 块 GPU + 2 次运行 × 8 块 GPU））；"
+        "另有 40 次 fixed-seq-len 运行没有固定时长，其 GPU 时间未知。"
     ) in messages.render("sweep-total", "zh", params)
     no_gpus = messages.render("sweep-total", "en", params | {"untimed": 0, "no_gpus": 2})
     assert (
-        "GPU-hours: 12.5 for the 3 agentic runs (3600 s × 4 or 8 GPUs); "
+        "GPU-hours: 12.5 for the 3 agentic runs (3600 s × (1 run × 4 GPUs + 2 runs × 8 GPUs)); "
         "not known for the 2 runs with no GPUs." in no_gpus
     )
 

@@ -64,7 +64,7 @@ def test_the_huge_concurrency_is_a_finding_of_its_own_and_shown_shortened(
     head = _push_2(example)
     code, out, err = _cli(capsys, example, head)
     assert code == 1 and "Traceback" not in err
-    assert "### prbot review — 2 blocking issues" in out
+    assert "prbot review — 2 blocking issues" in out
     assert "pins `TOTAL_CPU_DRAM_GB` 1800, but the budget is 1799" in out
     seen = out.replace("\u200b", "")  # as GitHub shows it: the zero-width spaces that break links
     line = next(row for row in seen.splitlines() if "names the concurrency" in row)
@@ -200,7 +200,7 @@ def test_the_action_shows_a_huge_number_instead_of_crashing(example: ExampleRepo
         run = act(fake, tmp_path, pull_event(fake, PR))
         assert run.code == 1 and run.outputs["verdict"] == "blocking"
         body = stickies(fake)[0].body
-        assert "### prbot review — 2 blocking issues" in body and "3,600 hex digits" in body
+        assert "prbot review — 2 blocking issues" in body and "3,600 hex digits" in body
         report = json.loads(Path(run.outputs["report"]).read_text(encoding="utf-8"))
         assert report["verdict"] == "blocking"
         assert "names the concurrency 0xffffffffff" in run.log  # the annotation

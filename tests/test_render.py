@@ -10,7 +10,7 @@ from bot.findings import Severity, finding
 from bot.output import messages, textsafe
 from bot.output.render import COMMENT_LIMIT, render_comment
 from bot.report import Report
-from tests.mdcheck import leaks, live_links
+from tests.mdcheck import halves, leaks, live_links
 
 
 def _huge_report() -> Report:
@@ -39,9 +39,9 @@ def test_a_huge_comment_keeps_both_languages_and_renders_only_what_it_shows(monk
     monkeypatch.setattr(messages, "render", counting)
     comment = render_comment(report)
     assert len(comment) <= COMMENT_LIMIT and "key-0" in comment and "key-1999" not in comment
-    english, chinese = comment.split("<summary>中文</summary>")
+    english, chinese = halves(comment)
     shown = set(re.findall(r"`key-\d+`", english))
-    assert "### prbot 审阅" in chinese and shown == set(re.findall(r"`key-\d+`", chinese))  # the same
+    assert "prbot 审阅 —" in chinese and shown == set(re.findall(r"`key-\d+`", chinese))  # the same
     assert "not shown here" in english and "未在此显示" in chinese
     assert rendered.count("sweep-key-plan") < 1_000  # the whole comment renders 4,000: 2,000 per language
 

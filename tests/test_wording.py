@@ -24,8 +24,13 @@ def _review(repo: Path, number: int, labels: tuple[str, ...] = ()):
 def test_the_summary_line_counts_checks_passed_and_notes_not_findings(capsys) -> None:
     assert main(["demo", "--format", "json"]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("prbot: clean — 6 checks passed, 3 not checked, 9 notes in ")
-    assert err[1].startswith("prbot: 无问题 — 6 项检查通过、3 项未检查、9 条备注，用时 ")
+    # The counts of the comment's sections: its "Notes (5)" (the sweep plan is a section of its own).
+    assert err[0].startswith("prbot: clean — 6 checks passed, 3 not checked, 5 notes in ")
+    assert err[1].startswith("prbot: 无问题 — 6 项检查通过、3 项未检查、5 条备注，用时 ")
+    assert main(["demo", "--lang", "en"]) == 0
+    comment = capsys.readouterr().out
+    assert "<summary>Notes (5)</summary>" in comment
+    assert "<summary>What was checked (6)</summary>" in comment and "#### Not checked" in comment
     assert "findings" not in err[0]
 
 
@@ -111,7 +116,7 @@ def test_a_sequence_length_config_removed_whole_is_named() -> None:
     view = render._key_view("en", "k", {"common": [], "runs": runs}, detailed=False)
     assert view["states"] == "1k1k removed (3 runs) · 2 as before"
     zh_view = render._key_view("zh", "k", {"common": [], "runs": runs}, detailed=False)
-    assert zh_view["states"] == "1k1k 已删除（3 个运行） · 2 个与之前相同"
+    assert zh_view["states"] == "1k1k 已删除（3 次运行） · 2 次运行与之前相同"
     detailed = render._key_view("en", "k", {"common": [], "runs": runs}, detailed=True)
     assert detailed["rows"][0]["runs"] == "1k1k: all 3 runs" and detailed["rows"][0]["what"] == "removed run"
 
@@ -135,11 +140,14 @@ def test_evals_only_never_leaves_the_gpu_hours_empty(history: Path) -> None:
     report = _review(history, 2652, ("full-sweep-fail-fast", "evals-only"))
     [total] = [f for f in report.findings if f.message_id == "sweep-total"]
     assert "GPU-hours: ." not in en(total) and "GPU-hours: 0 (no benchmark runs)." in en(total)
-    assert "GPU 时数：0（没有基准测试运行）。" in zh(total)
+    assert "GPU 时间：0（没有基准测试运行）。" in zh(total)
 
 
-def test_several_gpu_counts_read_as_alternatives() -> None:
+def test_several_gpu_counts_are_a_sum_a_reader_can_check() -> None:
+    """It said "55 (3600 s × 6 or 8 or 13 or 14 GPUs)": now each GPU count with its runs."""
     params = {"runs": 4, "jobs": 4, "evals": 0, "starts": True, "reason": "", "trimmed": False}
-    params |= {"duration": 3600, "timed": 4, "untimed": 0, "no_gpus": 0, "gpus": [2, 4], "gpu_hours": 12}
-    assert "(3600 s × 2 or 4 GPUs)" in messages.render("sweep-total", "en", params)
-    assert "3600 秒 × 每次 2 或 4 块 GPU" in messages.render("sweep-total", "zh", params)
+    params |= {"duration": 3600, "timed": 4, "untimed": 0, "no_gpus": 0, "gpu_hours": 12}
+    params["gpus"] = [[2, 2], [4, 2]]  # 3600 s × (2 × 2 + 2 × 4) = 12 GPU-hours
+    en_text, zh_text = (messages.render("sweep-total", lang, params) for lang in ("en", "zh"))
+    assert "GPU-hours: 12 (3600 s × (2 runs × 2 GPUs + 2 runs × 4 GPUs))" in en_text
+    assert "GPU 时间：12 小时（3600 秒 × （2 次运行 × 2 块 GPU + 2 次运行 × 4 块 GPU））" in zh_text

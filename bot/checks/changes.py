@@ -8,13 +8,17 @@ the override, anchors and `<<:` resolved by then), flattened to dotted paths
 value by value and type (`true` is not `1.0`). A serving argument written as a JSON string is
 compared as what it holds (`roles.agg.args.online_quant_config.exclude_layer`: a list). A setting
 that changed the same way at every run that exists at both refs is shown once, as common; a run
-whose only changes are the common ones is "as before". An override that replaces a list of
+whose only changes are the common ones is "as before". A removed run and an added run of the same
+concurrency and sequence lengths whose topologies differ in one setting only (`kv-offloading`
+`none` → `dram`, `tp` 4 → 8) are one run whose setting changed: it is paired with its base run and
+reported as changed, with `topology_base` beside its `topology`. An override that replaces a list of
 `base` and leaves out items `base` had is a warning: deep merge replaces lists, so those items
 are gone from that variant (DESIGN.md §2 `changes`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from operator import itemgetter
 from typing import Any
 
@@ -39,6 +43,24 @@ RUN_JSON_BYTES = 300
 def settings_of(run: Run) -> dict[str, Any]:
     """Everything one run is started with, as dotted path → value (the model's, worked out once)."""
     return run.settings
+
+
+def _apart_from_variant(run: Run) -> dict[str, Any]:
+    """A run's settings less those of the variant it selects."""
+    variant = run.parts[-1]
+    return {
+        path: value
+        for path, value in run.settings.items()
+        if path not in variant and path.removeprefix("recipe:") not in variant
+    }
+
+
+def _differ(old: Run, new: Run, seen: Compared) -> list[dict[str, Any]]:
+    """How a run's settings changed; when only one side selects a variant (the other selects none:
+    a `recipe-selection` finding says why), the variant's settings are not listed as set or removed."""
+    if (old.variant is None) != (new.variant is None):
+        return compare(_apart_from_variant(old), _apart_from_variant(new), seen)
+    return compare(settings_of(old), settings_of(new), seen)
 
 
 def compare(base: dict[str, Any], head: dict[str, Any], seen: Compared | None = None) -> list[dict[str, Any]]:
@@ -142,6 +164,7 @@ def _run(
     head: Variant | None,
     settings: list[dict[str, Any]],
     topologies: dict[int, dict[str, Any]],
+    before: Run | None = None,
 ) -> dict[str, Any]:
     """One run of the report: `run` gives its concurrency and topology, `base`/`head` the variant
     it selects at each ref (None where it does not exist or selects none). The runs of one point
@@ -150,7 +173,7 @@ def _run(
     topology = topologies.get(id(point))
     if topology is None:
         topology = topologies[id(point)] = _topology(point)
-    return {
+    shown = {
         "concurrency": run.concurrency,
         "topology": topology,
         "variant_base": base.name if base else None,
@@ -158,29 +181,90 @@ def _run(
         "status": status,
         "settings": settings,
     }
+    if before is not None and before.point is not point and _topology(before.point) != topology:
+        shown["topology_base"] = _topology(before.point)
+    return shown
+
+
+#: The topology fields whose sameness makes an added and a removed run one run that changed.
+_SAME_SCENARIO = ("scenario", "isl", "osl")
+
+
+def paired(added: list[Run], removed: list[Run]) -> dict[int, Run]:
+    """For each added run (by id) the removed run it replaces: the one of its concurrency and
+    sequence lengths whose topology differs from it in exactly one field, when there is exactly one
+    such run and it pairs with no other added run. Found through an index of each removed run's
+    topology with one field left out, so the work grows with the runs, not with their product."""
+    if not added or not removed:
+        return {}
+    index: dict[tuple[Any, ...], list[tuple[Run, Any]]] = {}
+    for old in removed:
+        theirs = _topology(old.point)
+        for field in theirs.keys() - set(_SAME_SCENARIO):
+            index.setdefault(_masked(old.concurrency, theirs, field), []).append((old, frozen(theirs[field])))
+    candidates: dict[int, list[Run]] = {}
+    for new in added:
+        mine = _topology(new.point)
+        for field in mine.keys() - set(_SAME_SCENARIO):
+            value = frozen(mine[field])
+            for old, theirs in index.get(_masked(new.concurrency, mine, field), ()):
+                if theirs != value:  # equal in every other field, different in this one
+                    candidates.setdefault(id(new), []).append(old)
+    claimed = Counter(id(old) for olds in candidates.values() for old in olds)
+    return {new: olds[0] for new, olds in candidates.items() if len(olds) == 1 and claimed[id(olds[0])] == 1}
+
+
+def _masked(concurrency: int, topology: dict[str, Any], field: str) -> tuple[Any, ...]:
+    """A run's concurrency and topology with `field` left out, as something hashable."""
+    return (concurrency, field, frozen({f: v for f, v in topology.items() if f != field}))
 
 
 def key_changes(change: KeyChange, seen: Compared | None = None) -> dict[str, Any]:
     """One key's runs, base against head (DESIGN.md §3 `changes`)."""
     seen = Compared() if seen is None else seen
-    matched = change.changed + change.unchanged
+    pairs = paired(change.added, change.removed)
+    before = {id(run): change.base_of(run) for run in change.changed + change.unchanged}
+    before.update((id(run), old) for run in change.added if (old := pairs.get(id(run))) is not None)
+    matched = [*change.changed, *change.unchanged, *(run for run in change.added if id(run) in pairs)]
     differ: dict[int, list[dict[str, Any]]] = {}
     if change.base is not None and change.head is not None:
-        for run in change.changed:  # an unchanged run has the same settings: nothing to list
-            differ[id(run)] = compare(settings_of(change.base_of(run)), settings_of(run), seen)
-        differ.update((id(run), []) for run in change.unchanged)
+        differ.update((id(run), []) for run in change.unchanged)  # the same settings: nothing to list
+        for run in matched:
+            if id(run) not in differ:
+                differ[id(run)] = _differ(before[id(run)], run, seen)
     common = _common(list(differ.values()), seen)
     shared = {seen.frozen(setting) for setting in common}
     runs = []
     topologies: dict[int, dict[str, Any]] = {}
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):
+        old = before[id(run)]
         own = [s for s in differ.get(id(run), []) if seen.frozen(s) not in shared]
-        status = "changed" if own else "as-before"
-        runs.append(_run(status, run, change.base_of(run).variant, run.variant, own, topologies))
-    runs += [_run("added", run, None, run.variant, [], topologies) for run in change.added]
-    runs += [_run("removed", run, run.variant, None, [], topologies) for run in change.removed]
+        status = "changed" if own or id(run) in pairs else "as-before"
+        runs.append(_run(status, run, old.variant, run.variant, own, topologies, old))
+    gone = {id(old) for old in pairs.values()}
+    runs += [
+        _run("added", run, None, run.variant, [], topologies) for run in change.added if id(run) not in pairs
+    ]
+    runs += [
+        _run("removed", run, run.variant, None, [], topologies)
+        for run in change.removed
+        if id(run) not in gone
+    ]
     runs.sort(key=itemgetter("concurrency", "status"))
-    return {"common": common, "runs": runs}
+    view: dict[str, Any] = {"common": common, "runs": runs}
+    if change.base is None and change.head is not None:  # a new key: what it runs, to name it by
+        view["entry"] = _entry(change.head.raw)
+    return view
+
+
+#: The fields of a new key's entry the `changes` view names it by.
+ENTRY_FIELDS = ("model", "precision", "runner", "framework", "image")
+
+
+def _entry(raw: Any) -> dict[str, str]:
+    """A new key's entry as its model, precision, runner, framework and image (those that are text)."""
+    fields = raw if isinstance(raw, dict) else {}
+    return {name: fields[name] for name in ENTRY_FIELDS if isinstance(fields.get(name), str)}
 
 
 def _common(diffs: list[list[dict[str, Any]]], seen: Compared) -> list[dict[str, Any]]:

@@ -7,7 +7,15 @@ from bot.checks.context import CheckContext
 from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.master import Point
 from bot.model.recipe import Recipe, Variant
-from bot.model.selection import MAX_RUN_CHOICES, choices, chosen_by_name, ep_misses, label_mismatches, select
+from bot.model.selection import (
+    MAX_RUN_CHOICES,
+    choices,
+    chosen_by_name,
+    ep_misses,
+    label_mismatches,
+    nearest_misses,
+    select,
+)
 
 CHECK = "recipe-selection"
 
@@ -135,7 +143,7 @@ def _point(point: Point, recipe: Recipe, key: str) -> tuple[list[Finding], list[
             params.update(ep=point.ep, served=[[name, ep] for name, ep in misses], variants=[])
         else:
             message = "selection-none"
-            params["variants"] = []
+            params.update(variants=[], misses=nearest_misses(recipe, point, conc))
         out.append(finding(CHECK, Severity.BLOCKING, message, **point.where, **params))
     return out, chosen_names, not any(f.severity is Severity.BLOCKING for f in out)
 

@@ -7,7 +7,7 @@ which of those runs the PR changed, and the GPU-hours they cost."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from bot.checks import runlabels, sweep_matrix
@@ -260,8 +260,9 @@ def shown_hours(hours: float) -> int | float:
 
 
 def _cost(runs: list[dict[str, Any]], duration: int) -> dict[str, Any]:
-    """What the GPU-hours of some runs are made of: the agentic runs with GPUs are timed; a
-    fixed-seq-len run has no set duration and a run without GPUs no count, so theirs are unknown."""
+    """What the GPU-hours of some runs are made of: the agentic runs with GPUs are timed (`gpus`:
+    [GPUs per run, runs] for each GPU count, so the sum can be written out); a fixed-seq-len run
+    has no set duration and a run without GPUs no count, so theirs are unknown."""
     agentic = [r for r in runs if r["scenario"] == "agentic-coding"]
     timed = [r for r in agentic if r["gpus"] > 0]
     hours = _hours(sum(duration * r["gpus"] for r in timed))
@@ -269,7 +270,7 @@ def _cost(runs: list[dict[str, Any]], duration: int) -> dict[str, Any]:
         "timed": len(timed),
         "untimed": len(runs) - len(agentic),
         "no_gpus": len(agentic) - len(timed),
-        "gpus": sorted({r["gpus"] for r in timed}),
+        "gpus": [[gpus, runs] for gpus, runs in sorted(Counter(r["gpus"] for r in timed).items())],
         "gpu_hours": shown_hours(hours) if timed else None,
     }
 

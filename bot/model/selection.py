@@ -189,6 +189,54 @@ def chosen_by_name(recipe: Recipe, point: Point) -> bool:
     return point.multinode and (bool(point.selector) or not recipe.is_bundle)
 
 
+#: The `benchmark.env` selectors, each with the point's value it is compared with.
+ENV_SELECTORS = ("CONC", "TP", "KV_OFFLOADING", "SPEC_DECODING")
+#: Variants and selectors a "no variant serves" finding names at most.
+MISSES_SHOWN = 3
+
+
+def mismatches(variant: Variant, point: Point, concurrency: int) -> list[tuple[str, Any, Any]]:
+    """The selectors on which a variant fails (point, concurrency): each as (selector, what the
+    variant states, what the point has); `benchmark.env` ones by their path
+    (`benchmark.env.KV_OFFLOADING`), topology ones by the field (`tp`, `ep`, `gpus`, `dcp`, `dp-attn`)."""
+    env = variant.env
+    wanted = {
+        "CONC": concurrency,
+        "TP": point.tp,
+        "KV_OFFLOADING": point.kv_offloading,
+        "SPEC_DECODING": point.spec_decoding,
+    }
+    found: list[tuple[str, Any, Any]] = []
+    for name in ENV_SELECTORS:
+        if name not in env:
+            continue
+        stated = env[name]
+        if _int(stated) != wanted[name] if name in ("CONC", "TP") else _word(stated) != wanted[name]:
+            found.append((f"benchmark.env.{name}", stated, wanted[name]))
+    found += [
+        (name, stated, need) for name, (stated, need) in _topology(variant, point).items() if stated != need
+    ]
+    return found
+
+
+def nearest_misses(recipe: Recipe, point: Point, concurrency: int) -> list[list[Any]]:
+    """Why no variant serves (point, concurrency): the variants that fail on the fewest selectors
+    (at most MISSES_SHOWN), each failing selector as [variant, selector, stated, point's value];
+    the variant is None when the recipe has only the one."""
+    candidates = recipe.candidates(point.selector)
+    single = len(candidates) == 1
+    scored = [(mismatches(v, point, concurrency), None if single else v.name) for v in candidates]
+    scored = [(misses, name) for misses, name in scored if misses]
+    if not scored:
+        return []
+    fewest = min(len(misses) for misses, _ in scored)
+    return [
+        [name, selector, stated, need]
+        for misses, name in [pair for pair in scored if len(pair[0]) == fewest][:MISSES_SHOWN]
+        for selector, stated, need in misses[:MISSES_SHOWN]
+    ]
+
+
 def _word(value: Any) -> str:
     """A selector's value as compared with the point's: its text, trimmed, in lower case."""
     return schema.text(value).strip().lower()

@@ -1,10 +1,12 @@
 """A perf-changelog entry drafted from the review's `changes` view (the JSON report's `changes`:
-key → common settings and runs), in the house style of InferenceX's own entries: what changed at
-every concurrency first, then per concurrency (`At C1: set ATOM_MONO_ENABLE=1; change max-num-seqs
-from 8 to 2.`), then the runs added and removed, English bullets then the same in Chinese; and the
-entry's `scenario-type`, the scenarios of the runs that changed. A setting of the runner's record in
-runners.yaml is named as such (`change the runner's available-cpu-dram-mib from 3095781 to 2500000`),
-and keys that all changed the same way (one cluster's record) are described once.
+key → common settings and runs), in the changelog's own language (English for InferenceX's;
+`langs` asks for Chinese too, for a bilingual changelog), one fact a line: the image bump, a new
+key by model, precision, hardware, framework and image with a line per parallelism config, what
+changed at every concurrency, at each group of runs, then the runs added and removed; and the
+entry's `scenario-type`, the scenarios of the runs that changed. A setting of the runner's record
+in runners.yaml is named as such (`change the runner's available-cpu-dram-mib from 3095781 to
+2500000`); a fact every key shares is said once. No line is cut: `entry_text` folds a long one at a
+space so that the YAML block the comment shows never scrolls.
 
 `prbot fix` appends it; the review comment shows it where a changed key has no entry, and the
 inline review offers it as a suggestion on the changelog's last line when the PR's diff adds that
@@ -32,12 +34,27 @@ DRAFT_FOR = (
     "changelog-hardware-key-not-covered",
 )
 
-#: Keys described one by one; the others are counted in one bullet.
+#: A point's fields that hold a mapping: a setting under one is named by its whole path.
+POINT_FIELDS = ("kv-offload-backend", "prefill", "decode")
+#: Keys described one by one; the others are counted in one line.
 DRAFT_KEYS = 3
+#: Concurrencies a line lists one by one; more are given as their range.
+RUN_LIST = 10
+#: Setting changes one line names at most (a longer sentence goes on in the next line), and one
+#: group of runs at most (the others are counted).
+PARTS_PER_LINE = 3
+PARTS_PER_GROUP = 6
+#: Parallelism configs added (or removed) that get a line each; more are one line naming the first
+#: CONFIG_NAMES of them.
+CONFIG_LINES = 4
+CONFIG_NAMES = 4
+#: Characters of a description line in the YAML the comment shows (`entry_text`); a longer one is
+#: folded at a space over the next lines, so that the block never scrolls sideways.
+LINE_CHARS = 92
 #: Groups of runs described per key; the others are counted.
 DRAFT_GROUPS = 8
 #: A value longer than this is not written out (`change NAME`).
-VALUE_CHARS = 100
+VALUE_CHARS = 40
 #: List items and settings named in one sentence; the others are counted.
 ITEMS_SHOWN = 8
 SCENARIOS = ("fixed-seq-len", "agentic-coding")
@@ -57,13 +74,15 @@ def drafted_keys(findings: Iterable[Finding]) -> list[str]:
 
 
 def _value(value: Any) -> str:
-    """A value as the description writes it: a string as it is, anything else as compact JSON (a
-    date as its text)."""
-    return (
-        value
-        if isinstance(value, str)
-        else json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    )
+    """A value as the description writes it: a string as it is (a digest pin by its first 12 hex
+    digits, as git abbreviates a commit), anything else as compact JSON (a date as its text)."""
+    if isinstance(value, str):
+        return _DIGEST.sub(lambda m: m.group(1) + m.group(2)[:12], value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+#: A digest (`sha256:<64 hex>`), shortened to 12 hex digits wherever it stands.
+_DIGEST = re.compile(r"(sha256:)([0-9a-f]{64})")
 
 
 def _ends(value: int) -> str:
@@ -80,18 +99,43 @@ def runner_field(path: str) -> str | None:
     return path[len(HARDWARE) :] if path.startswith(HARDWARE) and len(path) > len(HARDWARE) else None
 
 
-def _name(setting: Mapping[str, Any]) -> str | Msg:
-    """A setting's name: the last part of its path; for the runner's record, its path in the record
-    (`the runner's slurm.partition`)."""
+def _names(paths: Sequence[str]) -> dict[str, str]:
+    """Each setting's name: a point's field by its path (`kv-offload-backend.name`), a recipe's by
+    the last part of its path, or as many parts as tell it from the others changed with it
+    (`prefill.kv-cache-dtype`, `decode.kv-cache-dtype`)."""
+    names = {}
+    for path in paths:
+        parts = path.removeprefix("recipe:").split(".")
+        for size in range(len(parts) if parts[0] in POINT_FIELDS else 1, len(parts) + 1):
+            name = ".".join(parts[-size:])
+            others = [
+                p
+                for p in paths
+                if p != path and ".".join(p.removeprefix("recipe:").split(".")[-size:]) == name
+            ]
+            if not others:
+                break
+        names[path] = name
+    return names
+
+
+def _name(setting: Mapping[str, Any], names: Mapping[str, str]) -> str | Msg:
+    """A setting's name (`_names`); for the runner's record, its path in the record (`the runner's
+    slurm.partition`)."""
     path = str(setting.get("path", ""))
     field = runner_field(path)
-    return msg("draft-runner-setting", name=field) if field is not None else path.rsplit(".", 1)[-1]
+    return msg("draft-runner-setting", name=field) if field is not None else names.get(path, path)
 
 
-def _image(base: str, head: str) -> tuple[str, str]:
-    """`head` without the repository it shares with `base` (`nightly_A` → `nightly_B`)."""
+def _image(base: str, head: str) -> tuple[str, str, bool]:
+    """Two images as the description names them: `head` without the repository it shares with
+    `base`, a digest pin left out of both (`True` when there was one: the entry says it is pinned)."""
+    pinned = "@" in head
+    base, head = base.split("@", 1)[0], head.split("@", 1)[0]
     repo = base.rpartition(":")[0]
-    return (base, head.rpartition(":")[2]) if repo and head.rpartition(":")[0] == repo else (base, head)
+    if repo and head.rpartition(":")[0] == repo:
+        head = head.rpartition(":")[2]
+    return base, head, pinned
 
 
 def _some(values: Sequence[Any]) -> list[Any]:
@@ -101,51 +145,78 @@ def _some(values: Sequence[Any]) -> list[Any]:
     return [*shown, msg("draft-more", count=more)] if more > 0 else shown
 
 
-def _parts(settings: Sequence[Any]) -> list[Msg]:
-    """What changed in some settings, in the order a reader wants it: the image, the settings
-    that appear, those that change, list items added and removed, the settings that go."""
+def _parts(settings: Sequence[Any]) -> tuple[list[Msg], list[Msg]]:
+    """What changed in some settings: the image (a sentence of its own), then the settings that
+    appear, those that change, list items added and removed, the settings that go; each setting
+    once (the same change under two paths, a point's `tp` and its recipe's, is one)."""
+    listed = [s for s in (settings if isinstance(settings, list) else []) if isinstance(s, Mapping)]
+    names = _names([str(s.get("path", "")) for s in listed])
     images, env, new, changed, lists, gone = [], [], [], [], [], []
-    for setting in settings if isinstance(settings, list) else []:
-        if not isinstance(setting, Mapping):
-            continue
-        name, base, head = _name(setting), setting.get("base"), setting.get("head")
+    for setting in listed:
+        name, base, head = _name(setting, names), setting.get("base"), setting.get("head")
         added, removed = setting.get("added"), setting.get("removed")
         if name == "image" and isinstance(base, str) and isinstance(head, str):
-            old, new_image = _image(base, head)
-            images.append(msg("draft-image", base=old, head=new_image))
+            old, new_image, pinned = _image(base, head)
+            images.append(msg("draft-image", base=old, head=new_image, pinned=pinned))
         elif isinstance(added, list) and isinstance(removed, list) and _long(base, head):
             lists += [msg("draft-list-add", name=name, items=_some(added))] if added else []
             lists += [msg("draft-list-remove", name=name, items=_some(removed))] if removed else []
         elif base is None and head is not None:
-            if isinstance(name, str) and ".env." in str(setting.get("path", "")):
+            if isinstance(name, str) and ".env." in str(setting.get("path", "")) and not _long(None, head):
                 env.append(f"{name}={_value(head)}")
             else:
-                new.append(msg("draft-set", name=name, head=_value(head)))
+                new.append(
+                    msg("draft-set", name=name, head=_value(head))
+                    if not _long(None, head)
+                    else msg("draft-name-set", name=name)
+                )
         elif head is None and base is not None:
-            gone.append(msg("draft-remove", name=name, base=_value(base)))
+            gone.append(msg("draft-remove", name=name))
         elif _long(base, head):
             changed.append(msg("draft-name", name=name))
         else:
             changed.append(msg("draft-from", name=name, base=_value(base), head=_value(head)))
-    sets = [msg("draft-set-env", settings=_some(env))] if env else []
-    changes = [msg("draft-change", changes=_some(changed))] if changed else []
-    return [*images, *sets, *_some(new), *changes, *_some(lists), *_some(gone)]
+    sets = [msg("draft-set-env", settings=_some(list(dict.fromkeys(env))))] if env else []
+    changes = [msg("draft-change", changes=[change]) for change in _once(changed)]
+    return _once(images), [*sets, *_once(new), *changes, *_once(lists), *_once(gone)]
+
+
+def _once(items: Sequence[Msg]) -> list[Msg]:
+    """Each message once, in order."""
+    seen: list[Msg] = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
 
 
 def _long(base: Any, head: Any) -> bool:
     """Whether a value is too long to write out (a list then names its items added and removed)."""
-    return base is not None and head is not None and max(len(_value(base)), len(_value(head))) > VALUE_CHARS
+    return any(value is not None and len(_value(value)) > VALUE_CHARS for value in (base, head))
 
 
-def _label(lang: str, run: Mapping[str, Any], shared: bool) -> str:
+def _config(run: Mapping[str, Any], shared: bool) -> str:
+    """A run's parallelism config, when others of its key share its concurrency (else empty)."""
     topology = run.get("topology") if isinstance(run.get("topology"), Mapping) else {}
-    config = runlabels.describe(topology) if shared else ""
-    return messages.text(msg("run-label", concurrency=run.get("concurrency"), config=config), lang)
+    return runlabels.describe(topology) if shared else ""
 
 
-def _runs(lang: str, runs: Sequence[Mapping[str, Any]], shared: bool) -> str:
-    labels = list(dict.fromkeys(_label(lang, run, shared) for run in runs))
-    return messages.separator(lang).join(labels)
+def _concurrencies(runs: Sequence[Mapping[str, Any]]) -> str:
+    """The concurrencies of some runs, sorted, each once (`C1, C2, C4`); more than RUN_LIST as
+    their range (`C1 to C4096, 12 concurrencies`)."""
+    found = sorted({run.get("concurrency") for run in runs if type(run.get("concurrency")) is int})
+    if len(found) > RUN_LIST:
+        return f"C{found[0]} to C{found[-1]}, {len(found)} concurrencies"
+    return ", ".join(f"C{c}" for c in found)
+
+
+def _by_config(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """Runs by their parallelism config (`8k1k TP8 EP8`), in order."""
+    configs: dict[str, list[Mapping[str, Any]]] = {}
+    for run in runs:
+        topology = run.get("topology") if isinstance(run.get("topology"), Mapping) else {}
+        configs.setdefault(runlabels.describe(topology), []).append(run)
+    return configs
 
 
 def _lengths(run: Mapping[str, Any]) -> str | None:
@@ -153,25 +224,60 @@ def _lengths(run: Mapping[str, Any]) -> str | None:
     return runlabels.lengths(topology.get("isl"), topology.get("osl"))
 
 
-def _key_sentences(lang: str, view: Mapping[str, Any]) -> list[str]:
-    """One key's changes as sentences: every concurrency, then each group of runs."""
+def _hardware(runner: str) -> str:
+    """A runner as the hardware it names (`cluster:mi355x-amds` → `MI355X`)."""
+    return re.split(r"[-_]", runner.removeprefix("cluster:"), maxsplit=1)[0].upper()
+
+
+def _new_key(view: Mapping[str, Any]) -> list[Msg]:
+    """A new key: what it runs (model, precision, hardware, framework, image), then its runs by
+    parallelism config."""
+    entry = view.get("entry") if isinstance(view.get("entry"), Mapping) else {}
     runs = [run for run in view.get("runs") or [] if isinstance(run, Mapping)]
+    said = [
+        msg(
+            "draft-new-key",
+            model=str(entry.get("model", "")).rsplit("/", 1)[-1],
+            precision=str(entry.get("precision", "")).upper(),
+            hardware=_hardware(str(entry.get("runner", ""))),
+            framework=str(entry.get("framework", "")),
+            image=_value(str(entry.get("image", ""))),
+        )
+    ]
+    said += [
+        msg("draft-config", config=config, runs=_concurrencies(group))
+        for config, group in _by_config(runs).items()
+    ]
+    return said
+
+
+def _key_facts(view: Mapping[str, Any]) -> list[Msg]:
+    """One key's changes, a fact a line: the image, what changed at every run, at each group of
+    runs, then the runs added and removed by parallelism config."""
+    runs = [run for run in view.get("runs") or [] if isinstance(run, Mapping)]
+    if "entry" in view and all(run.get("status") == "added" for run in runs):
+        return _new_key(view)
     concurrencies = [str(run.get("concurrency")) for run in runs]
     shared = len(set(concurrencies)) < len(concurrencies)
-    sentences = []
-    common = _parts(view.get("common") or [])
-    if common:
-        sentences.append(messages.text(msg("draft-every", parts=common), lang))
+    images, common = _parts(view.get("common") or [])
+    facts: list[Msg] = list(images)
+    facts += [msg("draft-every", parts=chunk) for chunk in _chunks(common)]
     groups: dict[Any, list[Mapping[str, Any]]] = {}
     for run in runs:
         if run.get("status") == "changed":
             groups.setdefault(frozen(run.get("settings")), []).append(run)
     for group in list(groups.values())[:DRAFT_GROUPS]:
-        parts = _parts(group[0].get("settings") or [])
-        if parts:
-            sentences.append(
-                messages.text(msg("draft-at", runs=_runs(lang, group, shared), parts=parts), lang)
-            )
+        own_images, parts = _parts(group[0].get("settings") or [])
+        labels = [
+            msg("run-label", concurrency=run.get("concurrency"), config=_config(run, shared)) for run in group
+        ]
+        where = _once(labels) if len(labels) <= RUN_LIST else [_concurrencies(group)]
+        if len(parts) > PARTS_PER_GROUP:  # the JSON report and the comment have the rest
+            more = msg("draft-more-settings", count=len(parts) - PARTS_PER_GROUP + 1)
+            parts = [*parts[: PARTS_PER_GROUP - 1], more]
+        facts += [msg("draft-at", runs=where, parts=[*own_images, *chunk]) for chunk in _chunks(parts)]
+    if len(groups) > DRAFT_GROUPS:
+        facts.append(msg("draft-more-groups", count=len(groups) - DRAFT_GROUPS))
     left = {_lengths(run) for run in runs if run.get("status") != "removed"}
     gone: dict[str, int] = {}
     removed = []
@@ -181,55 +287,62 @@ def _key_sentences(lang: str, view: Mapping[str, Any]) -> list[str]:
             gone[lengths] = gone.get(lengths, 0) + 1
         elif run.get("status") == "removed":
             removed.append(run)
-    for lengths, count in gone.items():
-        sentences.append(messages.text(msg("draft-lengths-removed", lengths=lengths, count=count), lang))
+    facts += [msg("draft-lengths-removed", lengths=lengths, count=count) for lengths, count in gone.items()]
     added = [run for run in runs if run.get("status") == "added"]
-    if added:
-        sentences.append(
-            messages.text(msg("draft-runs-added", runs=_runs(lang, added, shared), count=len(added)), lang)
-        )
-    if removed:
-        sentences.append(messages.text(msg("draft-runs-removed", runs=_runs(lang, removed, shared)), lang))
-    return sentences
+    for verb, found in (("draft-runs-added", added), ("draft-runs-removed", removed)):
+        configs = _by_config(found)
+        if len(configs) == 1 and not shared:
+            facts.append(msg(verb, config="", runs=_concurrencies(found)))
+        elif len(configs) > CONFIG_LINES:  # a reworked search space: its configs, counted
+            names = list(configs)
+            more = len(names) - CONFIG_NAMES
+            facts.append(msg(f"{verb}-configs", count=len(found), configs=names[:CONFIG_NAMES], more=more))
+        else:
+            facts += [
+                msg(verb, config=config, runs=_concurrencies(group)) for config, group in configs.items()
+            ]
+    return facts
 
 
-def _alike(lang: str, keys: Sequence[str], changes: Mapping[str, Any]) -> list[str] | None:
-    """The sentences every one of several keys is described by, when they are the same for all
-    (a runners.yaml record they all run on changed, and nothing else): None otherwise."""
-    first = _key_sentences(lang, changes[keys[0]]) if len(keys) > 1 else []
-    if first and all(_key_sentences(lang, changes[key]) == first for key in keys[1:]):
-        return first
-    return None
+def _chunks(parts: Sequence[Msg]) -> list[list[Msg]]:
+    """Parts of a sentence, PARTS_PER_LINE to a line."""
+    return [list(parts[i : i + PARTS_PER_LINE]) for i in range(0, len(parts), PARTS_PER_LINE)]
 
 
-def description(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
-    """The description's bullets, English then Chinese; empty when the `changes` view says
-    nothing about these keys (then the author must write it). Several keys described by the same
-    sentences are described once, without their names: the entry's `config-keys` names them. A
-    value holding an integer too long for Python to write (a hostile `0x…` of thousands of digits)
-    is written by its ends (`_ends`) instead of ending the review's comment."""
+def description(keys: Sequence[str], changes: Mapping[str, Any], langs: Sequence[str] = ("en",)) -> list[str]:
+    """The description's lines, one fact each, in `langs` (English: the changelog's language,
+    unless its entries are bilingual); empty when the `changes` view says nothing about these keys
+    (then the author must write it). A fact true of every key is said once, without their names
+    (the entry's `config-keys` names them); the others once per key, after its name. A value
+    holding an integer too long for Python to write (a hostile `0x…` of thousands of digits) is
+    written by its ends (`_ends`) instead of ending the review's comment."""
     try:
-        return _description(keys, changes)
+        return _description(keys, changes, langs)
     except (ValueError, OverflowError):
-        return _description(keys, numbers.shown(changes, _ends))
+        return _description(keys, numbers.shown(changes, _ends), langs)
 
 
-def _description(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
+def _description(keys: Sequence[str], changes: Mapping[str, Any], langs: Sequence[str]) -> list[str]:
     described = [key for key in keys if isinstance(changes.get(key), Mapping)]
+    facts = {key: _key_facts(changes[key]) for key in described}
+    shared = (
+        [f for f in facts[described[0]] if all(f in facts[k] for k in described[1:])] if described else []
+    )
     lines: list[str] = []
-    for lang in messages.LANGS:
-        alike = _alike(lang, described, changes)
-        if alike is not None:
-            lines += alike
-            continue
+    for lang in langs:
+        said = [messages.text(f, lang) for f in shared]
         for key in described[:DRAFT_KEYS]:
-            sentences = _key_sentences(lang, changes[key])
-            if len(keys) > 1:
-                sentences = [messages.text(msg("draft-key", key=key, text=s), lang) for s in sentences]
-            lines += sentences
-        if len(described) > DRAFT_KEYS and lines:
-            lines.append(messages.text(msg("draft-more-keys", count=len(described) - DRAFT_KEYS), lang))
-    return lines
+            said += [
+                messages.text(msg("draft-key", key=key, text=messages.text(f, lang)), lang)
+                for f in facts[key]
+                if f not in shared
+            ]
+        if len(described) > DRAFT_KEYS and any(
+            f not in shared for k in described[DRAFT_KEYS:] for f in facts[k]
+        ):
+            said.append(messages.text(msg("draft-more-keys", count=len(described) - DRAFT_KEYS), lang))
+        lines += said
+    return list(dict.fromkeys(lines))
 
 
 def scenarios(keys: Sequence[str], changes: Mapping[str, Any]) -> list[str]:
@@ -254,15 +367,34 @@ def _scalar(text: str) -> str:
     return text if re.fullmatch(r"[A-Za-z0-9][\w.*-]*", text) else json.dumps(text, ensure_ascii=False)
 
 
-def entry_text(keys: Sequence[str], changes: Mapping[str, Any], link: str) -> str | None:
+def _folded(line: str, indent: str) -> list[str]:
+    """A description line as YAML lines of at most LINE_CHARS: a double-quoted scalar folded at
+    spaces (YAML reads each line break and the next line's indent as one space), never inside a
+    word."""
+    text = f"{indent}- {json.dumps(line, ensure_ascii=False)}"
+    out: list[str] = []
+    more = indent + "  "
+    while len(text) > LINE_CHARS:
+        cut = text.rfind(" ", len(more) + 1, LINE_CHARS)
+        if cut <= len(more) or text[cut - 1] in " \\":
+            break
+        out.append(text[:cut])
+        text = more + text[cut + 1 :]
+    return [*out, text]
+
+
+def entry_text(
+    keys: Sequence[str], changes: Mapping[str, Any], link: str, langs: Sequence[str] = ("en",)
+) -> str | None:
     """The whole entry as YAML text, ending in a newline (what the review comment shows and the
-    inline review suggests), or None when there is no description to draft."""
-    lines = description(keys, changes)
+    inline review suggests), or None when there is no description to draft. Each line is at most
+    LINE_CHARS long."""
+    lines = description(keys, changes, langs)
     if not lines:
         return None
     text = ["- config-keys:", *(f"    - {_scalar(key)}" for key in keys)]
     kinds = scenarios(keys, changes)
     if kinds:
         text += ["  scenario-type:", *(f"    - {kind}" for kind in kinds)]
-    text += ["  description:", *(f"    - {json.dumps(line, ensure_ascii=False)}" for line in lines)]
+    text += ["  description:", *(folded for line in lines for folded in _folded(line, "    "))]
     return "\n".join([*text, f"  pr-link: {link}"]) + "\n"

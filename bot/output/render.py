@@ -1,14 +1,17 @@
 """Render a Report as the bilingual markdown review comment (templates/comment.md.j2), cut to fit.
 
-The comment (DESIGN.md §3): the headline; a table of the changed keys (published set as
-`+C2 −C76`, sweep runs, GPU-hours, a mark for the key's worst finding); blocking findings and
-warnings; "What changed", the `changes` view (the settings changed at every run once, then a
-table of the runs grouped by what changed there; one line per key when there are many keys);
+The comment (DESIGN.md §3): first, in each language one under the other (English, then Chinese,
+neither folded), the first screen (`bot.output.screen`: the verdict, counting what was not
+checked; what the PR changes, a line per key; the one next step). Then a table of the changed
+keys (published set as `+C2 −C76`, sweep runs, GPU-hours, a mark for the key's worst finding);
+blocking findings and warnings; "What changed", the `changes` view (the settings changed at
+every run once, then a table of the runs grouped by what changed there; one line per key when
+there are many keys);
 then "What was checked", notes, "Not checked" and the sweep plan, each folded in `<details>` when
 long and left out when empty. The same again in Chinese, folded under `中文`.
 
-A review too long for GitHub's limit is cut by importance, never by position. The headline and
-every language stay; a finding is shown in all the languages or in none; entries are kept in this
+A review too long for GitHub's limit is cut by importance, never by position. The first screens
+and every language stay; a finding is shown in all the languages or in none; entries are kept in this
 order while they fit: blocking, warnings, "Not checked", the key table's rows, "What was checked",
 notes, the sweep plan, the changes view, and within each section the first finding of every kind
 of message before the second of any, so that a flood of one kind cannot push another out. Once
@@ -28,9 +31,10 @@ from typing import Any, NamedTuple
 import jinja2
 
 from bot import __version__, compile_cache
+from bot.catalog import Msg
 from bot.checks import runlabels
 from bot.findings import Finding, Severity
-from bot.output import changelog_draft, messages, numbers, textsafe
+from bot.output import changelog_draft, messages, numbers, screen, textsafe
 from bot.output.messages import Safe
 from bot.report import Report
 from bot.resources import template_dir
@@ -275,6 +279,8 @@ def _variants(lang: str, runs: list[dict[str, Any]]) -> str:
         name = textsafe.md_code(head or base) if head or base else "—"
         if base and head and base != head:
             name = f"{textsafe.md_code(base)} → {name}"
+        elif base and not head and run.get("status") == "changed":  # selects no variant at the head
+            name = f"{textsafe.md_code(base)} → —"
         if name not in names:
             names.append(name)
     return messages.separator(lang).join(
@@ -309,7 +315,14 @@ def _gone(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return gone
 
 
-def _states(lang: str, runs: list[dict[str, Any]], topologies: bool) -> str:
+def _status(run: dict[str, Any], common: bool) -> str:
+    """A run's state as shown: "as-before" only when nothing changed at it, "common" when only the
+    settings common to every run did."""
+    status = str(run.get("status"))
+    return "common" if common and status == "as-before" else status
+
+
+def _states(lang: str, runs: list[dict[str, Any]], topologies: bool, common: bool = False) -> str:
     """How many runs changed, are as before, new or removed (`2 changed (C1, C4) · 5 as before`);
     a sequence-length config none of whose runs is left is named as removed (`1k1k removed (11
     runs)`)."""
@@ -318,8 +331,8 @@ def _states(lang: str, runs: list[dict[str, Any]], topologies: bool) -> str:
     for lengths, removed in gone.items():
         parts.append(_t(lang, "ui-lengths-removed", lengths=lengths, count=len(removed)))
     gone_runs = [id(run) for removed in gone.values() for run in removed]
-    for status in ("changed", "as-before", "added", "removed"):
-        found = [run for run in runs if run.get("status") == status and id(run) not in gone_runs]
+    for status in ("changed", "common", "as-before", "added", "removed"):
+        found = [run for run in runs if _status(run, common) == status and id(run) not in gone_runs]
         if found:
             parts.append(
                 _t(lang, f"ui-runs-{status}", count=len(found), runs=Safe(_labels(lang, found, topologies)))
@@ -332,10 +345,10 @@ def _key_view(lang: str, key: str, view: Any, detailed: bool) -> dict[str, Any]:
     per group of runs; else how many runs are in each state."""
     view = view if isinstance(view, dict) else {}
     runs = [run for run in view.get("runs") or [] if isinstance(run, dict)]
-    common = _settings(lang, view.get("common"), SETTINGS_SHOWN if detailed else LIST_ITEMS)
+    common = _settings(lang, view.get("common"), SETTINGS_SHOWN)
     topologies = _shared(runs)
     if not detailed:
-        return {"key": key, "common": common, "states": _states(lang, runs, topologies)}
+        return {"key": key, "common": common, "states": _states(lang, runs, topologies, bool(common))}
     rows = [
         {
             "runs": _t(lang, "ui-lengths-all-runs", lengths=lengths, count=len(removed)),
@@ -346,11 +359,10 @@ def _key_view(lang: str, key: str, view: Any, detailed: bool) -> dict[str, Any]:
     ]
     gone_runs = [id(run) for removed in _gone(runs).values() for run in removed]
     for group in _groups([run for run in runs if id(run) not in gone_runs]):
-        status = group[0].get("status")
-        if status in ("as-before", "added", "removed"):
-            what = _t(lang, f"ui-run-{status}")
-        else:
-            what = _settings(lang, group[0].get("settings"), SETTINGS_SHOWN)
+        status = _status(group[0], bool(common))
+        what = _settings(lang, group[0].get("settings"), SETTINGS_SHOWN)
+        if status in ("as-before", "common", "added", "removed") or not what:
+            what = _t(lang, f"ui-run-{'common' if status == 'changed' else status}")
         rows.append(
             {"runs": _labels(lang, group, topologies), "variants": _variants(lang, group), "what": what}
         )
@@ -399,7 +411,13 @@ def _key_row(lang: str, key: str, report: Report, mark: str) -> dict[str, str]:
     """The cells of one key's row: its published set, sweep runs, GPU-hours and mark."""
     sets = report.published_sets.get(key) or {}
     base, head = list(sets.get("base") or []), list(sets.get("head") or [])
-    if base == head:
+    view = report.changes.get(key) or {}
+    statuses = Counter(run.get("status") for run in view.get("runs") or [] if isinstance(run, dict))
+    if base == head and (statuses["added"] or statuses["removed"]):  # the same concurrencies, other runs
+        published = _t(
+            lang, "ui-set-same-runs", count=len(head), added=statuses["added"], removed=statuses["removed"]
+        )
+    elif base == head:
         published = _t(lang, "ui-set-unchanged", count=len(head))
     elif not base or not head:
         published = _t(lang, "ui-set-new" if head else "ui-set-removed", count=len(head or base))
@@ -466,6 +484,13 @@ def _sections(report: Report, keys: list[str]) -> dict[str, list[Any]]:
     return sections
 
 
+def section_counts(report: Report) -> dict[str, int]:
+    """How many findings each section of the comment lists (`blocking`, `warning`, `verified`,
+    `info`, `unverified`): the counts the terminal's summary line gives, so the two agree."""
+    sections = _sections(report, [])
+    return {name: len(sections[name]) for name in ("blocking", "warning", "verified", "unverified", "info")}
+
+
 def _kind_first(entries: Sequence[Any]) -> list[int]:
     """The indices of `entries`, the first finding of every message id before the second of any."""
     seen: Counter[str] = Counter()
@@ -480,7 +505,9 @@ def _kind_first(entries: Sequence[Any]) -> list[int]:
 class _Review:
     """The pieces of one review in the chosen languages, each rendered once, when first needed."""
 
-    def __init__(self, report: Report, langs: tuple[str, ...], base: str, head: str) -> None:
+    def __init__(
+        self, report: Report, langs: tuple[str, ...], base: str, head: str, notes: Sequence[Msg] = ()
+    ) -> None:
         self.report = report
         self.langs = langs
         self.marks = _marks(report)
@@ -491,13 +518,17 @@ class _Review:
         self.more_keys = max(0, len(keys) - KEY_ROWS)
         self.detailed = len(self.sections["changes"]) <= DETAILED_KEYS
         self.footer = {"version": __version__, "base": base, "head": head}
-        self.counts = {"blocking": len(self.sections["blocking"]), "warning": len(self.sections["warning"])}
-        if not report.reviewed:
-            self.title_id = "ui-title-error"
-        elif self.counts["blocking"]:
-            self.title_id = "ui-title-blocking"
-        else:
-            self.title_id = "ui-title-warnings" if self.counts["warning"] else "ui-title-clean"
+        self.screen = screen.first_screen(
+            findings=report.findings,
+            shown={name: len(self.sections[name]) for name in ("blocking", "warning", "unverified")},
+            unchecked_checks=[f.check for f in self.sections["unverified"]],
+            reviewed=report.reviewed,
+            published_sets=report.published_sets,
+            changes=report.changes,
+            keys=keys,
+            drafted=any(f.message_id in changelog_draft.DRAFT_FOR for f in self.sections["blocking"]),
+            notes=notes,
+        )
         self._entries: dict[tuple[str, int, str, int | None], tuple[str, bool]] = {}
         self._entry_text: str | None = None
         self._texts: dict[tuple[str, int, str], str] = {}
@@ -653,9 +684,11 @@ class _Review:
         counting the others; with the note saying that it was cut when `note` has its params."""
         macros = layout()
         parts = [MARKER, "\n"]
+        parts += [macros.first_screen(lang, self.first_screen(lang)) for lang in self.langs]
+        parts.append(macros.rule())
         for lang in self.langs:
             folded = lang == "zh" and len(self.langs) > 1
-            parts += [macros.opening(folded), macros.headline(lang, self.title_id, self.counts)]
+            parts.append(macros.opening(folded))
             for name in SHOWN:
                 parts += self._section(lang, name, chosen[name], entry)
             parts.append(macros.foot(lang, **self.footer))
@@ -663,6 +696,31 @@ class _Review:
                 parts.append(macros.cut(lang, note))
             parts.append(macros.closing(folded))
         return "".join(parts)
+
+    def first_screen(self, lang: str) -> dict[str, Any]:
+        """The first screen in `lang`, rendered: title, notes, change lines, next step."""
+        shown = self.screen
+        then = "；" if lang == "zh" else "; "
+        lines = []
+        for line in shown.lines:
+            facts = []
+            for fact, keys in line.facts:
+                text = messages.text(fact.msg(keys), lang, markdown=True)
+                wrap = keys > 1 and fact.message_id not in screen.SAYS_KEYS
+                facts.append(_t(lang, "screen-on-keys", fact=Safe(text), keys=keys) if wrap else text)
+            if line.more:
+                facts.append(_t(lang, "screen-more-facts", more=line.more))
+            joined = Safe(then.join(facts))
+            if line.key is not None:
+                lines.append(_t(lang, "screen-line-key", key=line.key, facts=joined))
+            else:
+                lines.append(_t(lang, "screen-line-keys", keys=line.keys, facts=joined))
+        return {
+            "title": messages.text(shown.title(), lang, markdown=True),
+            "notes": [messages.text(note, lang, markdown=True) for note in shown.notes],
+            "lines": lines or [_t(lang, "screen-no-keys")],
+            "next": messages.text(shown.next_step, lang, markdown=True),
+        }
 
     def everything(self) -> str:
         """The review uncut."""
@@ -682,11 +740,12 @@ def render_review(
     head: str = "",
     target: Target | None = COMMENT,
     rest: str = "report",
+    notes: Sequence[Msg] = (),
 ) -> Rendered:
     """The review for `target` (None: uncut). When cut, its note says where the rest is: `rest` is
     "summary" when the job summary of the same run holds the whole review, else "report" (the
     JSON report, which always has every finding)."""
-    review = _Review(report, messages.LANG_CHOICES[lang], base, head)
+    review = _Review(report, messages.LANG_CHOICES[lang], base, head, notes)
     if target is None:
         return Rendered(review.everything(), cut=False)
     whole = _whole(review, target)

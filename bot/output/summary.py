@@ -65,15 +65,13 @@ def failure_comment(reason: Msg, lang: str, base: str = "", head: str = "", *, r
     `failure` macro of the comment template); or, `ran`, of one whose checks ran but whose result
     could not be shown: why, and nothing else (the `unshown` macro). Either way it names the head
     it is about, so that no earlier verdict stays up for it."""
-    langs = LANG_CHOICES[lang]
     parts = [MARKER, "\n"]
-    for code in langs:
-        folded = code == "zh" and len(langs) > 1
+    for code in LANG_CHOICES[lang]:  # a few lines each: both languages unfolded, one under the other
         shown = base or "?", head or "?"
         if ran:
             body = layout().unshown(code, text(reason, code, markdown=True), __version__, *shown)
         else:
             reason_text = text(Msg("action-failed-reason", {"reason": reason}), code, markdown=True)
             body = layout().failure(code, reason_text, CHECK_IDS, __version__, *shown)
-        parts += [layout().opening(folded), body, layout().closing(folded)]
+        parts.append(body)
     return "".join(parts)
