@@ -15,7 +15,7 @@ from tests.mdcheck import halves, leaks, live_links
 
 def _huge_report() -> Report:
     plan = {"count": 8, "changed": 8, "evals": 0, "append_only": False, "canary": 1, "removed": 0}
-    plan |= {"canary_topology": None, "duration": 600, "gpus": [8], "gpu_hours": 1.5}
+    plan |= {"canary_topology": None, "duration": 600, "gpus": [[8, 8]], "gpu_hours": 1.5}
     plan |= {"timed": 8, "untimed": 0, "no_gpus": 0}
     plans = [
         finding("sweep-plan", Severity.INFO, "sweep-key-plan", config_key=f"key-{i}", key=f"key-{i}", **plan)
