@@ -22,7 +22,7 @@ import json, sys
 from bot import catalog
 from bot.output import messages
 params = dict(key="dsr1-fp8-b200-sglang", count=3, changed=2, evals=1, append_only=False, canary=4,
-              canary_topology="8k1k TP8", removed=1, gpu_hours=2, duration=600, gpus=[8], timed=3,
+              canary_topology="8k1k TP8", removed=1, gpu_hours=2, duration=600, gpus=[[8, 3]], timed=3,
               untimed=0, no_gpus=0)
 print(json.dumps([messages.render("sweep-key-plan", lang, params, markdown=md)
                   for lang in ("en", "zh") for md in (False, True)]
@@ -67,7 +67,7 @@ def test_a_second_run_loads_what_the_first_compiled_and_renders_the_same(tmp_pat
     assert _entries(tmp_path) == entries  # nothing compiled or written again
     assert cold[0] == (
         "dsr1-fp8-b200-sglang: 3 runs (2 changed by this PR), canary C4 (8k1k TP8); 1 eval job; "
-        "1 run removed. GPU-hours: 2 (600 s × 8 GPUs)."
+        "1 run removed. GPU-hours: 2 (3 runs × 600 s × 8 GPUs)."
     )
     assert cold[1].startswith("`dsr1-fp8-b200-sglang`: 3 runs") and "canary C4 (8k1k TP8)" in cold[1]
     assert _render_in_a_new_process("") == cold  # no cache at all
