@@ -60,6 +60,18 @@ def _names(snapshot: Snapshot, folder: str) -> frozenset[str]:
     return frozenset(p[len(folder) :] for p in snapshot.list_files(folder) if "/" not in p[len(folder) :])
 
 
+def _moves(scripts: list[Changed]) -> list[Changed]:
+    """A script the PR moves (deleted here, added there under the same name, e.g. into a
+    `deprecated/` folder) is compared with its old place: only what the move changed is new."""
+    gone = {_name(c.path): c.base for c in scripts if c.head is None and c.base is not None}
+    moved = [c.base is None and _name(c.path) in gone for c in scripts]
+    return [c._replace(base=gone[_name(c.path)]) if m else c for c, m in zip(scripts, moved, strict=True)]
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
 def read(base: Snapshot, head: Snapshot, changed: list[str], root: str, pr_number: int | None) -> PrFiles:
     """What the rules need, read at once (scripts in the order the PR lists them)."""
     scripts, patches = [], []
@@ -78,10 +90,11 @@ def read(base: Snapshot, head: Snapshot, changed: list[str], root: str, pr_numbe
             generator = path
     base.prefetch(scripts)
     head.prefetch(scripts)
+    read_scripts = [Changed(p, _read(base, p), _read(head, p)) for p in scripts]
     agentic = any("agentic" in p for p in changed)
     golden_folder = root + GOLDEN
     return PrFiles(
-        scripts=[Changed(p, _read(base, p), _read(head, p)) for p in scripts],
+        scripts=_moves(read_scripts),
         patches=[p for p in patches if head.read(p) is not None],
         sweep_generator=Changed(generator, base.read(generator), head.read(generator)) if generator else None,
         models_base=_read(base, root + MODELS),

@@ -35,14 +35,19 @@ class Gate(NamedTuple):
     taken: bool  # True: the `then` side (or the matching `case` item); False: `else`
     line: int
 
-    def mentions(self, name: str) -> bool:
-        """Whether the condition reads the variable `name` (`$NAME`, `${NAME…}`)."""
-        for prefix in ("$" + name, "${" + name):
-            for i in _find_all(self.condition, prefix):
-                after = self.condition[i + len(prefix) : i + len(prefix) + 1]
-                if not (after.isalnum() or after == "_"):
-                    return True
-        return False
+    def reads(self) -> list[str]:
+        """The variables the condition reads."""
+        names = []
+        for i in _find_all(self.condition, "$"):
+            rest = self.condition[i + 1 :].lstrip("{")
+            name = ""
+            for ch in rest:
+                if not (ch.isalnum() or ch == "_"):
+                    break
+                name += ch
+            if name:
+                names.append(name)
+        return names
 
 
 def _find_all(text: str, word: str) -> list[int]:
