@@ -257,3 +257,137 @@ def test_merge_conflicts_from_github_and_not_known_locally() -> None:
         "scripts-conflicts"
     ]
     assert [f.message_id for f in scripts._conflicts(on_github)] == ["scripts-conflicts-unknown"]
+
+
+# --- rules that read another file at the base: golden acceptance lengths, MODELS.md, images ----------
+
+AGENTIC = "benchmarks/single_node/agentic/"
+QWEN_MTP = AGENTIC + "qwen3.5_fp8_b200_sglang_mtp.sh"  # SGLANG_SIMULATE_ACC_LEN=3.39
+TRT_MTP = (
+    AGENTIC + "minimaxm3_fp4_b200_trt_mtp.sh"
+)  # TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78 (AL 2.78)
+KIMI_ATOM = AGENTIC + "kimik3_fp4_mi355x_atom_mtp.sh"  # --spec-decode-acceptance-length "$SPEC_DECODE_AL"
+VLLM_AGENTIC = AGENTIC + "minimaxm3_fp4_b300_mtp.sh"  # printf of a synthetic_acceptance_length JSON
+
+
+def _golden(runfiles: Path) -> dict[str, str]:
+    folder = runfiles / "golden_al_distribution"
+    return {f"golden_al_distribution/{p.name}": p.read_text(encoding="utf-8") for p in folder.glob("*.yaml")}
+
+
+def _agentic(tmp_path: Path, runfiles: Path, path: str, edit, golden: bool = True) -> tuple[list, str]:
+    text = _real(runfiles, path)
+    repo, base = _repo(tmp_path, {path: text, **(_golden(runfiles) if golden else {"README.md": "x\n"})})
+    seeded = edit(text)
+    return _review(repo, base, commit(repo, {path: seeded})), seeded
+
+
+def test_real_agentic_scripts_pin_their_golden_acceptance_length(tmp_path: Path, runfiles: Path) -> None:
+    paths = (QWEN_MTP, TRT_MTP, KIMI_ATOM, VLLM_AGENTIC)
+    repo, base = _repo(tmp_path, {**_golden(runfiles), "README.md": "x\n"})
+    head = commit(repo, {p: _real(runfiles, p) for p in paths})
+    assert _said(_review(repo, base, head)) == []
+
+
+def test_an_acceptance_length_off_the_golden_curve_blocks(tmp_path: Path, runfiles: Path) -> None:
+    found, text = _agentic(
+        tmp_path, runfiles, QWEN_MTP, lambda t: t.replace("SIMULATE_ACC_LEN=3.39", "SIMULATE_ACC_LEN=3.5")
+    )
+    line = _line_of(text, "SGLANG_SIMULATE_ACC_LEN=3.5")
+    assert _said(found) == [("blocking", "scripts-al-mismatch", QWEN_MTP, line)]
+    (block,) = [f for f in found if f.message_id == "scripts-al-mismatch"]
+    assert block.params["al"] == "3.5" and block.params["golden"] == ["qwen3.5_mtp.yaml"]
+
+
+def test_tensorrt_pins_the_golden_length_minus_one(tmp_path: Path, runfiles: Path) -> None:
+    """The classic slip: the golden AL written where TensorRT-LLM wants AL − 1."""
+    found, text = _agentic(
+        tmp_path, runfiles, TRT_MTP, lambda t: t.replace("ACCEPTED_TOKENS=1.78", "ACCEPTED_TOKENS=2.78")
+    )
+    line = _line_of(text, "ACCEPTED_TOKENS=2.78")
+    assert _said(found) == [("blocking", "scripts-al-mismatch", TRT_MTP, line)]
+
+
+def test_golden_lengths_are_read_at_the_base(tmp_path: Path, runfiles: Path) -> None:
+    """A PR that adds its own golden file does not choose the value it is judged by."""
+    text = _real(runfiles, QWEN_MTP)
+    repo, base = _repo(tmp_path, {"README.md": "x\n"})
+    head = commit(repo, {QWEN_MTP: text, **_golden(runfiles)})
+    found = _review(repo, base, head)
+    assert _said(found) == [
+        ("unverified", "scripts-al-no-golden", QWEN_MTP, _line_of(text, "SIMULATE_ACC_LEN=3.39"))
+    ]
+
+
+def test_a_new_agentic_spec_decode_script_without_simulation_blocks(tmp_path: Path, runfiles: Path) -> None:
+    text = _real(runfiles, QWEN_MTP)
+    lines = [line for line in text.splitlines(keepends=True) if "SGLANG_SIMULATE_ACC" not in line]
+    repo, base = _repo(tmp_path, {**_golden(runfiles)})
+    head = commit(repo, {QWEN_MTP: "".join(lines)})
+    assert [f[1] for f in _said(_review(repo, base, head))] == ["scripts-al-missing"]
+
+
+def test_simulated_acceptance_in_a_fixed_sequence_length_script_blocks(
+    tmp_path: Path, runfiles: Path
+) -> None:
+    found, text = _seeded(
+        tmp_path,
+        runfiles,
+        SGLANG,
+        lambda t: t.replace("set -x\n", "set -x\nexport SGLANG_SIMULATE_ACC_LEN=3.39\n", 1),
+    )
+    assert _said(found) == [
+        ("blocking", "scripts-al-not-agentic", SGLANG, _line_of(text, "SIMULATE_ACC_LEN"))
+    ]
+
+
+def _history_pr(runfiles: Path, number: int) -> tuple[str, str]:
+    log = subprocess.run(
+        ["git", "-C", str(runfiles), "log", "--format=%H %P%x09%s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for line in log.splitlines():
+        shas, _, subject = line.partition("\t")
+        if subject.endswith(f"(#{number})"):
+            sha, parent = shas.split()[:2]
+            return parent, sha
+    raise AssertionError(number)
+
+
+def test_a_key_added_for_a_scenario_deprecated_for_all_models_blocks(runfiles: Path) -> None:
+    """#2533 added `glm5.1-fp8-b200-tilert` with a 1k1k group after MODELS.md deprecated
+    Single-turn 1k1k for all models."""
+    base, head = _history_pr(runfiles, 2533)
+    found = [f for f in _review(runfiles, base, head) if f.message_id == "scripts-deprecated-scenario"]
+    assert [(f.config_key, f.params["scenario"], f.severity) for f in found] == [
+        ("glm5.1-fp8-b200-tilert", "Single-turn 1k1k", Severity.BLOCKING)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("image", "blocks"),
+    [
+        ("rocm/sgl-dev:v0.5.14-mi30x", True),
+        ("lmsysorg/sglang:v0.5.15-cu130", False),
+        ("docker.io/lmsysorg/sglang:v0.5.15-cu130@sha256:" + "a" * 64, False),
+        ("nvcr.io#nvidia/sglang:26.08", True),
+    ],
+)
+def test_sglang_keys_on_established_hardware_run_upstream_images(
+    tmp_path: Path, runfiles: Path, image: str, blocks: bool
+) -> None:
+    repo = tmp_path / "ix"
+    subprocess.run(["git", "clone", "-q", str(runfiles), str(repo)], check=True)
+    base = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    entry = "\n  model: Qwen/Qwen3.5-397B-A17B-FP8\n  model-prefix: qwen3.5\n  runner: h200"
+    old = "  image: lmsysorg/sglang:v0.5.14-cu130" + entry
+    edit = {"configs/nvidia-master.yaml": lambda t: t.replace(old, f"  image: {image}{entry}", 1)}
+    head = commit(repo, edit)
+    found = [f for f in _review(repo, base, head) if f.message_id == "scripts-upstream-image"]
+    assert [(f.config_key, f.params["sku"]) for f in found] == (
+        [("qwen3.5-fp8-h200-sglang", "h200")] if blocks else []
+    )

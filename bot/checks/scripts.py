@@ -163,7 +163,7 @@ def check(ctx: CheckContext) -> list[Finding]:
         for rule in script_rules.RULES:
             out += rule(source)
     out += _patches(sources, files)
-    out += script_configs.check(ctx.diff, files)
+    out += script_configs.check(ctx.diff, files, sources)
     out += _generator(files)
     out += _bilingual(ctx.pr)
     out += _conflicts(ctx.pr)

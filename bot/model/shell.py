@@ -103,11 +103,22 @@ class Command:
         return self.words[found[1] :] if found else ()
 
 
+class Assignment(NamedTuple):
+    """A variable set by the script (`X=…`, `X+=(…)`, `export X=…`): its value as words (an array's
+    items expanded, a string's text as one word), its line and the branches it is in."""
+
+    name: str
+    words: tuple[Word, ...]
+    line: int
+    gates: tuple[Gate, ...]
+
+
 @dataclass
 class Script:
-    """What a script runs: its commands in source order."""
+    """What a script runs and sets: its commands and assignments in source order."""
 
     commands: list[Command] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
     errors: int = 0  # syntax errors tree-sitter recovered from
 
     def runs(self, kind: str) -> list[Command]:
@@ -332,6 +343,12 @@ class _Reader:
         else:
             values, array = (value,), False
         record = _Assignment(name, values, array, append, gates, offset)
+        line = node.start_point[0] + 1 + offset
+        if array:
+            words = tuple(w for v in values for w in self._expand(v, offset, 0, {name}))
+        else:
+            words = tuple(Word(self._text(v), v.start_point[0] + 1 + offset) for v in values)
+        self.script.assignments.append(Assignment(name, words, line, gates))
         if not append and not gates:
             self.assignments[name] = [record]  # an unconditional assignment replaces what came before
         else:
