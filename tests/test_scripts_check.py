@@ -9,6 +9,7 @@ a script the PR does not touch raises nothing.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -218,9 +219,21 @@ def test_a_script_the_pr_does_not_touch_raises_nothing(tmp_path: Path, runfiles:
     repo, base = _repo(tmp_path, {ATOM_MTP: broken, "README.md": "a\n"})
     head = commit(repo, {"README.md": "b\n"})
     assert _said(_review(repo, base, head)) == []
-    # nor does a script the PR only moves (InferenceX moves retired scripts to deprecated/)
-    moved = FSL + "deprecated/" + ATOM_MTP.rsplit("/", 1)[1]
-    head = commit(repo, {ATOM_MTP: None, moved: broken})
+    # nor does a script the PR only moves (InferenceX moves retired scripts to deprecated/), also
+    # when another folder's script of the same name moves too (#2493 moved two `qwen3.5_bf16_b200.sh`)
+    name = ATOM_MTP.rsplit("/", 1)[1]
+    twin = "benchmarks/single_node/agentic/" + name
+    other = _real(runfiles, VLLM_DSV4)  # three options on its launch line
+    base = commit(repo, {twin: other})
+    head = commit(
+        repo,
+        {
+            ATOM_MTP: None,
+            twin: None,
+            FSL + "deprecated/" + name: broken,
+            twin.replace(name, "deprecated/" + name): other,
+        },
+    )
     assert _said(_review(repo, base, head)) == []
 
 
@@ -391,3 +404,34 @@ def test_sglang_keys_on_established_hardware_run_upstream_images(
     assert [(f.config_key, f.params["sku"]) for f in found] == (
         [("qwen3.5-fp8-h200-sglang", "h200")] if blocks else []
     )
+
+
+# --- cost and noise on a PR that touches no script ---------------------------------------------------
+
+
+def test_a_review_without_script_changes_never_loads_the_bash_parser(example) -> None:
+    code = (
+        "import sys; from bot.local import run_local; "
+        f"from bot.local import LocalRequest; run_local(LocalRequest({str(example.path)!r}, "
+        f"{example.base!r}, {example.head!r}, offline=True)); print('tree_sitter' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parents[1],
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_a_pr_that_breaks_no_rule_adds_nothing_above_the_folds(review_example) -> None:
+    """The first screen (headline, changed keys, what changed) is as before: the check's one line
+    sits in the folded "What was checked", and locally the unknown merge state in "Not checked"."""
+    from bot.output.render import render_comment
+
+    comment = render_comment(review_example(), lang="en")
+    first_fold = comment.index("<details>")
+    assert "scripts" not in comment[:first_fold]
+    checked = comment.split("What was checked", 1)[1].split("</details>", 1)[0]
+    assert "**scripts** — InferenceX's reviewer rules hold on what this PR adds or changes." in checked

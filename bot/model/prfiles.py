@@ -62,10 +62,20 @@ def _names(snapshot: Snapshot, folder: str) -> frozenset[str]:
 
 def _moves(scripts: list[Changed]) -> list[Changed]:
     """A script the PR moves (deleted here, added there under the same name, e.g. into a
-    `deprecated/` folder) is compared with its old place: only what the move changed is new."""
-    gone = {_name(c.path): c.base for c in scripts if c.head is None and c.base is not None}
-    moved = [c.base is None and _name(c.path) in gone for c in scripts]
-    return [c._replace(base=gone[_name(c.path)]) if m else c for c, m in zip(scripts, moved, strict=True)]
+    `deprecated/` folder) is compared with its old place: only what the move changed is new. Of
+    several deleted scripts of that name, the one whose folder holds the new place."""
+    gone: dict[str, list[Changed]] = {}
+    for c in scripts:
+        if c.head is None and c.base is not None:
+            gone.setdefault(_name(c.path), []).append(c)
+    out = []
+    for c in scripts:
+        candidates = gone.get(_name(c.path), []) if c.base is None else []
+        if candidates:
+            inside = [g for g in candidates if c.path.startswith(g.path.rsplit("/", 1)[0] + "/")]
+            c = c._replace(base=(inside or candidates)[0].base)
+        out.append(c)
+    return out
 
 
 def _name(path: str) -> str:
