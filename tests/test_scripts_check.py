@@ -435,3 +435,14 @@ def test_a_pr_that_breaks_no_rule_adds_nothing_above_the_folds(review_example) -
     assert "scripts" not in comment[:first_fold]
     checked = comment.split("What was checked", 1)[1].split("</details>", 1)[0]
     assert "**scripts** — InferenceX's reviewer rules hold on what this PR adds or changes." in checked
+
+
+def test_changed_lines_of_a_hostile_script_are_found_in_bounded_time() -> None:
+    import time
+
+    assert scripts.touched_lines(b"a\nb\nc\nd\n", b"a\nB\nc\nd\ne\n") == {2, 5}
+    assert scripts.touched_lines(None, b"a\n") is None
+    started = time.monotonic()
+    touched = scripts.touched_lines(b"x\n" * 120_000, b"x\ny\n" * 60_000)
+    assert time.monotonic() - started < 5
+    assert touched is not None and {2 * i for i in range(1, 60_001)} <= touched

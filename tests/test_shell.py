@@ -149,6 +149,20 @@ def test_hostile_input_is_bounded() -> None:
     assert broken.errors == 1
 
 
+def test_variables_that_multiply_are_refused_quickly() -> None:
+    """Each array holds the previous one many times: expanding the last would make 64^8 words."""
+    import time
+
+    lines = [b"A0=(x)"]
+    for i in range(1, 9):
+        item = '"${A' + str(i - 1) + '[@]}"'
+        lines.append(f"A{i}=({' '.join([item] * 64)})".encode())
+    started = time.monotonic()
+    with pytest.raises(ScriptTooLarge):
+        parse(b"\n".join([*lines, b'vllm serve "${A8[@]}"']))
+    assert time.monotonic() - started < 5
+
+
 def test_lazy_import_of_tree_sitter() -> None:
     import subprocess
     import sys

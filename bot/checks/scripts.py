@@ -18,6 +18,9 @@ from bot.model.prfiles import PrFiles
 from bot.model.shell import MAX_BYTES, ScriptTooLarge, parse
 from bot.pullrequest import PullRequest
 
+# Above this many (base line × head line) pairs, the changed middle of a script is compared with
+# difflib's junk heuristic instead of exactly (a 2,000-line script is 4 million).
+EXACT_DIFF_CELLS = 4_000_000
 # Who writes a PR when its head commit names them as co-author (the trailer agents add), by the
 # first word of the name or by the address.
 AGENT_NAMES = ("claude", "cursor", "codex", "copilot", "devin", "gemini", "aider", "openhands")
@@ -25,16 +28,27 @@ AGENT_ADDRESSES = ("noreply@anthropic.com", "cursoragent@cursor.com")
 
 
 def touched_lines(base: bytes | None, head: bytes) -> set[int] | None:
-    """The head's line numbers the PR added or changed; None when the file is new."""
+    """The head's line numbers the PR added or changed; None when the file is new. Lines the two
+    versions share at the start and the end are set aside first; a middle too large for an exact
+    comparison in bounded time (hostile input: thousands of repeated lines) is compared with
+    difflib's heuristic for popular lines, whose alignment may differ from the exact one."""
     if base is None:
         return None
     old = base.decode("utf-8", "replace").splitlines()
     new = head.decode("utf-8", "replace").splitlines()
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    old, new = old[start : len(old) - end], new[start : len(new) - end]
+    exact = len(old) * len(new) <= EXACT_DIFF_CELLS
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=not exact)
     touched: set[int] = set()
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, _, _, j1, j2 in matcher.get_opcodes():
         if tag in ("replace", "insert"):
-            touched.update(range(j1 + 1, j2 + 1))
+            touched.update(range(start + j1 + 1, start + j2 + 1))
     return touched
 
 

@@ -22,6 +22,7 @@ MAX_NODES = 400_000  # syntax nodes walked per script
 MAX_EXPANSION_DEPTH = 8  # a variable whose value names a variable whose value …
 MAX_WORDS = 4_000  # words of one command after expansion
 MAX_NESTING = 2  # `bash -c "…"` inside `bash -c "…"`
+MAX_EXPANDED = 200_000  # words produced by expanding variables, in the whole script
 
 
 class ScriptTooLarge(Exception):
@@ -238,6 +239,7 @@ class _Reader:
         self.script = Script()
         self.assignments: dict[str, list[_Assignment]] = {}
         self.nodes = 0
+        self.expanded = 0
 
     def read(self, data: bytes, line_offset: int, outer: tuple[Gate, ...], nesting: int) -> None:
         tree = _parser().parse(data)
@@ -448,6 +450,9 @@ class _Reader:
                     vline = value.start_point[0] + 1 + record.line_offset
                     pieces = [text] if quoted_scalar and text.strip() == text else text.split()
                     expanded = [Word(p, vline) for p in pieces]
+                self.expanded += len(expanded)
+                if self.expanded > MAX_EXPANDED:
+                    raise ScriptTooLarge(f"variables expanding to more than {MAX_EXPANDED} words")
                 out += [
                     Word(w.text, w.line, (*record.gates, *w.gates), w.via or name, w.unresolved)
                     for w in expanded
