@@ -47,7 +47,7 @@ def test_a_flag_from_a_branch_carries_the_branch_it_was_assigned_in() -> None:
     (ep,) = [w for w in server.words if w.text == "--enable-expert-parallel"]
     assert ep.line == 5 and ep.via == "EP"
     assert [(g.condition, g.taken) for g in ep.gates] == [('[ "$EP_SIZE" -gt 1 ]', True)]
-    assert ep.gates[0].reads() == ["EP_SIZE"]
+    assert ep.gates[0].reads == ("EP_SIZE",)
 
 
 def test_arrays_appends_and_a_command_kept_in_an_array() -> None:
@@ -69,7 +69,7 @@ VLLM_CMD=(
     texts = [w.text for w in server.arguments()]
     assert texts == ["$MODEL", "--tensor-parallel-size", "$TP", "--enable-expert-parallel"]
     ep = server.arguments()[-1]
-    assert ep.line == 3 and ep.gates[0].reads() == ["EP_SIZE"]
+    assert ep.line == 3 and ep.gates[0].reads == ("EP_SIZE",)
 
 
 def test_a_later_unconditional_assignment_replaces_the_earlier_values() -> None:
@@ -101,10 +101,21 @@ python3 -m sglang.launch_server --model-path m "${A[@]}" "${S[@]}"
     assert gates["EAGLE"] == [('"$SPEC_DECODING" matches mtp', True)]
 
 
+def test_a_condition_reads_variables_in_every_form() -> None:
+    script = parse(
+        b"""if (( EP_SIZE > 1 )); then A=(--e); fi
+if [[ ${EP_SIZE:-1} -gt 1 && "$DP" == true ]]; then B=(--f); fi
+vllm serve m "${A[@]}" "${B[@]}"
+"""
+    )
+    gates = {w.text: set(w.gates[0].reads) for w in script.runs("vllm")[0].arguments()[1:]}
+    assert gates == {"--e": {"EP_SIZE"}, "--f": {"EP_SIZE", "DP"}}
+
+
 def test_and_list_gates_its_right_side() -> None:
     script = parse(b'[ "$EP_SIZE" -gt 1 ] && EP="--enable-expert-parallel"\nvllm serve m $EP\n')
     (ep,) = [w for w in script.runs("vllm")[0].words if w.text == "--enable-expert-parallel"]
-    assert ep.gates[0].reads() == ["EP_SIZE"] and ep.gates[0].taken
+    assert ep.gates[0].reads == ("EP_SIZE",) and ep.gates[0].taken
 
 
 def test_commands_inside_bash_c_strings_are_read_at_their_lines() -> None:

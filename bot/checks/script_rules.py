@@ -141,7 +141,7 @@ def expert_parallel(source: Source) -> list[Finding]:
 def _about_ep(gate: Gate) -> bool:
     """A branch on expert parallelism: its condition reads `EP_SIZE` or another variable named for
     EP (`ROLE_ENABLE_EP`, `EP`)."""
-    return any("EP" in name.split("_") for name in gate.reads())
+    return any("EP" in name.split("_") for name in gate.reads)
 
 
 def one_per_line(source: Source) -> list[Finding]:

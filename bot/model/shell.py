@@ -30,33 +30,13 @@ class ScriptTooLarge(Exception):
 
 
 class Gate(NamedTuple):
-    """A branch a command or a word is inside: its condition as written, and which side."""
+    """A branch a command or a word is inside: its condition as written, which side, and the
+    variables the condition reads (`$EP_SIZE`, `${EP_SIZE:-1}`, `(( EP_SIZE > 1 ))`)."""
 
     condition: str
     taken: bool  # True: the `then` side (or the matching `case` item); False: `else`
     line: int
-
-    def reads(self) -> list[str]:
-        """The variables the condition reads."""
-        names = []
-        for i in _find_all(self.condition, "$"):
-            rest = self.condition[i + 1 :].lstrip("{")
-            name = ""
-            for ch in rest:
-                if not (ch.isalnum() or ch == "_"):
-                    break
-                name += ch
-            if name:
-                names.append(name)
-        return names
-
-
-def _find_all(text: str, word: str) -> list[int]:
-    found, start = [], text.find(word)
-    while start != -1:
-        found.append(start)
-        start = text.find(word, start + 1)
-    return found
+    reads: tuple[str, ...] = ()
 
 
 class Word(NamedTuple):
@@ -211,6 +191,18 @@ def _unescape_word(text: str) -> str:
     return "".join(out)
 
 
+def _variables(nodes: list[Node]) -> tuple[str, ...]:
+    """The variables a condition reads: its `variable_name` nodes (at most 64 distinct)."""
+    found: dict[str, None] = {}
+    stack = list(nodes)
+    while stack and len(found) < 64:
+        node = stack.pop()
+        if node.type == "variable_name":
+            found[node.text.decode("utf-8", "replace")] = None
+        stack.extend(node.children)
+    return tuple(found)
+
+
 def _expansion_name(node: Node) -> str | None:
     """The variable a whole-word expansion reads: `$X`, `${X}`, `${X[@]}`, `"$X"`, `"${X[@]}"`."""
     if node.type == "string":
@@ -284,13 +276,21 @@ class _Reader:
                     for i, c in enumerate(item.children)
                     if item.field_name_for_child(i) == "value"
                 )
-                gate = Gate(f"{subject} matches {patterns}", True, item.start_point[0] + 1 + offset)
+                gate = Gate(
+                    f"{subject} matches {patterns}",
+                    True,
+                    item.start_point[0] + 1 + offset,
+                    _variables([value] if value is not None else []),
+                )
                 out += [(c, (*gates, gate)) for c in item.children]
             return out
         if kind == "list" and len(node.children) == 3 and node.children[1].type in ("&&", "||"):
             left, op, right = node.children
             gate = Gate(
-                left.text.decode("utf-8", "replace"), op.type == "&&", left.start_point[0] + 1 + offset
+                left.text.decode("utf-8", "replace"),
+                op.type == "&&",
+                left.start_point[0] + 1 + offset,
+                _variables([left]),
             )
             return [(left, gates), (right, (*gates, gate))]
         if kind == "function_definition":
@@ -313,14 +313,14 @@ class _Reader:
                 phase = "body"
                 text = " ".join(c.text.decode("utf-8", "replace") for c in condition if c.type != ";")
                 line = (condition[0].start_point[0] if condition else node.start_point[0]) + 1 + offset
-                taken = Gate(text, True, line)
+                taken = Gate(text, True, line, _variables(condition))
                 out += [(c, gates) for c in condition]
                 previous.append(taken)
                 continue
             if phase == "condition":
                 condition.append(child)
             elif child.type in ("elif_clause", "else_clause"):
-                not_taken = tuple(Gate(g.condition, False, g.line) for g in previous)
+                not_taken = tuple(g._replace(taken=False) for g in previous)
                 if child.type == "else_clause":
                     out += [(c, (*gates, *not_taken)) for c in child.children]
                 else:
