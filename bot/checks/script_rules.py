@@ -63,8 +63,6 @@ def chat_template(source: Source) -> list[Finding]:
         return []
     out = []
     for client in source.script.runs("client"):
-        if client.gates and any(g.condition.startswith("function ") for g in client.gates):
-            continue  # a definition, not a call
         args = client.arguments()
         if {w.text for w in args} & CHAT_FLAGS:
             continue
