@@ -2,52 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from bot.checks import (
-    changelog,
-    changes,
-    codeowners,
-    consistency,
-    digest,
-    dram,
-    labels,
-    recipe_selection,
-    sweep_plan,
-)
-from bot.checks.context import CheckContext
-from bot.diff import ReviewDiff, compute, image_uses
-from bot.findings import CHECK_IDS, Finding, Severity, finding
+from bot.checks import changes, sweep_plan
+from bot.checks.context import CheckContext, Resolve
+from bot.diff import ReviewDiff, compute
+from bot.findings import CHECK_IDS, CHECKS, Check, Finding, Need, Severity, finding
+from bot.model import prfiles
 from bot.model.changelog import LastLine
 from bot.pullrequest import PullRequest
 from bot.report import Report
 from bot.settings import Settings
-from bot.sources.references import TagResolution
 from bot.sources.snapshot import Snapshot, SourceError
 
-# Image references → what their registries answer (bot.sources.registry.RegistryClient.resolve_many).
-Resolve = Callable[[list[str]], Mapping[str, TagResolution]]
 
-CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
-    ("recipe-selection", recipe_selection.check),
-    ("dram", dram.check),
-    ("changelog", changelog.check),
-    ("labels", labels.check),
-    ("codeowners", codeowners.check),
-    ("consistency", consistency.check),
-    ("changes", changes.check),
-    ("sweep-plan", sweep_plan.check),
-)
-
-
-# The checks that have nothing to check when neither ref has a master config (the changelog's
-# own rules, the labels, the owners and the changed recipes' own problems still apply).
-NEED_MASTERS = ("dram", "consistency", "changes", "sweep-plan", "digest")
+def function(check: Check) -> Callable[[CheckContext], list[Finding]]:
+    """The function a registry entry names (`module:function` in `bot.checks`), imported now."""
+    module, _, name = check.function.partition(":")
+    return getattr(importlib.import_module(f"bot.checks.{module}"), name)
 
 
 def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed") -> Finding:
@@ -66,14 +45,17 @@ def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed
     )
 
 
-def _run_check(
-    check_id: str, run: Callable[[CheckContext], list[Finding]], ctx: CheckContext
-) -> list[Finding]:
+def _run_check(check: Check, ctx: CheckContext, base: Snapshot, head: Snapshot) -> list[Finding]:
     """A check that fails unexpectedly becomes a blocking finding with the reason; the others still run."""
     try:
-        return run(ctx)
+        if Need.FILES in check.needs and ctx.files is None:
+            files = prfiles.read(base, head, ctx.diff.changed_files, ctx.diff.layout.root, ctx.pr.number)
+            ctx = dataclasses.replace(ctx, files=files)
+        return function(check)(ctx)
+    except SourceError:
+        raise  # a file could not be fetched: the caller says which, and the review did not run
     except Exception as exc:
-        return [_crashed(check_id, exc)]
+        return [_crashed(check.id, exc)]
 
 
 class ReviewDeadline(BaseException):
@@ -146,15 +128,6 @@ def _changelog_end(diff: ReviewDiff) -> LastLine | None:
     return diff.changelog.last_line(diff.layout.changelog) if diff.changelog is not None else None
 
 
-def _digest(diff: ReviewDiff, resolve: Resolve | None, offline_reason: str) -> list[Finding]:
-    """The only check that needs the network: `resolve` the tags (None: offline, for
-    `offline_reason`), then compare."""
-    uses = image_uses(diff)
-    if resolve is None:
-        return digest.check(uses, None, offline_reason)
-    return digest.check(uses, resolve(digest.references(uses)))
-
-
 def review(
     base: Snapshot,
     head: Snapshot,
@@ -196,14 +169,14 @@ def _review(
         # A bug while working out the diff: no check can run, each says so, and the exit status is 2.
         return Report([_crashed(check_id, exc, "review-crashed") for check_id in CHECK_IDS])
     progress.diff = diff
-    ctx = CheckContext(diff, pr, settings)
-    # The digest check is the only one that asks the network: through `resolve` (None: offline).
-    digest_check = ("digest", lambda c: c.unreadable("digest") + _digest(c.diff, *registry))
-    for check_id, run in (*CHECKS, digest_check):
+    resolve, offline_reason = registry
+    ctx = CheckContext(diff, pr, settings, resolve=resolve, offline_reason=offline_reason)
+    # The checks that ask the network (the registries) run last.
+    for check in sorted(CHECKS, key=lambda c: Need.REGISTRY in c.needs):
         if time.monotonic() > deadline:
             raise ReviewDeadline
-        if diff.no_masters and check_id in NEED_MASTERS:
-            progress.add(check_id, ctx.no_masters(check_id))
+        if diff.no_masters and Need.MASTERS in check.needs:
+            progress.add(check.id, ctx.no_masters(check.id))
         else:
-            progress.add(check_id, _run_check(check_id, run, ctx))
+            progress.add(check.id, _run_check(check, ctx, base, head))
     return Report(progress.findings, *_tables(diff, ctx), changelog_end=_changelog_end(diff))

@@ -4,22 +4,44 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot import catalog
 from bot.model.problems import Problem
 
-CHECK_IDS: tuple[str, ...] = (
-    "recipe-selection",
-    "dram",
-    "changelog",
-    "labels",
-    "digest",
-    "codeowners",
-    "consistency",
-    "changes",
-    "sweep-plan",
+
+class Need(StrEnum):
+    """What a check needs besides the diff, the PR and the settings."""
+
+    MASTERS = "masters"  # a master config at either ref: without one it reports that it did not run
+    REGISTRY = "registry"  # the container registries' answers (`CheckContext.resolve`), asked last
+    FILES = "files"  # the scripts and rule files the PR touches, at both refs (`CheckContext.files`)
+
+
+class Check(NamedTuple):
+    """One check of the registry: its id, its function (`module:function` in `bot.checks`, imported
+    when the check runs, so that this layer names checks without importing them) and what it needs."""
+
+    id: str
+    function: str
+    needs: frozenset[Need] = frozenset()
+
+
+# The one registry of checks (DESIGN.md §4), in the order their findings are shown: a new check is
+# one entry here, a module in `bot/checks/` and its messages.
+CHECKS: tuple[Check, ...] = (
+    Check("recipe-selection", "recipe_selection:check"),
+    Check("dram", "dram:check", frozenset({Need.MASTERS})),
+    Check("changelog", "changelog:check"),
+    Check("labels", "labels:check"),
+    Check("digest", "digest:run", frozenset({Need.MASTERS, Need.REGISTRY})),
+    Check("codeowners", "codeowners:check"),
+    Check("consistency", "consistency:check", frozenset({Need.MASTERS})),
+    Check("changes", "changes:check", frozenset({Need.MASTERS})),
+    Check("sweep-plan", "sweep_plan:check", frozenset({Need.MASTERS})),
+    Check("scripts", "scripts:check", frozenset({Need.FILES})),
 )
+CHECK_IDS: tuple[str, ...] = tuple(c.id for c in CHECKS)
 
 
 class Severity(StrEnum):

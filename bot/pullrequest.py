@@ -33,3 +33,6 @@ class PullRequest(NamedTuple):
     head_message: str = ""
     draft: bool = False
     from_fork: bool = False
+    # GitHub's `mergeable`: False when the PR has merge conflicts; None when not known (local
+    # mode, or GitHub has not worked it out yet).
+    mergeable: bool | None = None

@@ -786,8 +786,8 @@ def _boom(_ctx):
 
 
 def test_one_crashing_check_leaves_the_others_running(review_example, monkeypatch) -> None:
-    checks = tuple((cid, _boom if cid == "dram" else run) for cid, run in engine.CHECKS)
-    monkeypatch.setattr(engine, "CHECKS", checks)
+    real = engine.function
+    monkeypatch.setattr(engine, "function", lambda check: _boom if check.id == "dram" else real(check))
     report = review_example()
     crashed = [f for f in report.findings if f.message_id == "check-crashed"]
     assert [(f.check, f.severity) for f in crashed] == [("dram", Severity.BLOCKING)]  # fails closed
@@ -802,15 +802,14 @@ def test_one_crashing_check_leaves_the_others_running(review_example, monkeypatc
 
 
 def test_a_crash_beside_a_real_blocking_finding_exits_1(review_example, monkeypatch) -> None:
-    checks = tuple((cid, _boom if cid == "labels" else run) for cid, run in engine.CHECKS)
-    monkeypatch.setattr(engine, "CHECKS", checks)
+    real = engine.function
+    monkeypatch.setattr(engine, "function", lambda check: _boom if check.id == "labels" else real(check))
     report = review_example({RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: '1800'")})
     assert report.exit_code == EXIT_BLOCKING
 
 
 def test_every_check_crashing_exits_2(review_example, monkeypatch) -> None:
-    monkeypatch.setattr(engine, "CHECKS", tuple((cid, _boom) for cid, _ in engine.CHECKS))
-    monkeypatch.setattr(engine, "_digest", lambda diff, resolve: _boom(None))
+    monkeypatch.setattr(engine, "function", lambda _check: _boom)
     report = review_example()
     assert not report.reviewed and report.exit_code == EXIT_ERROR and report.verdict == "error"
     comment = render_comment(report, lang="en")
@@ -856,8 +855,7 @@ def test_cli_exit_statuses(example, monkeypatch, capsys) -> None:
     assert main(args) == EXIT_CLEAN
     head = commit(example.path, {RECIPE: replace("TOTAL_CPU_DRAM_GB: '1799'", "TOTAL_CPU_DRAM_GB: '1800'")})
     assert main([*args[:-2], head, "--offline"]) == EXIT_BLOCKING
-    monkeypatch.setattr(engine, "CHECKS", tuple((cid, _boom) for cid, _ in engine.CHECKS))
-    monkeypatch.setattr(engine, "_digest", lambda diff, resolve: _boom(None))
+    monkeypatch.setattr(engine, "function", lambda _check: _boom)
     capsys.readouterr()
     assert main(args) == EXIT_ERROR
     err = capsys.readouterr().err

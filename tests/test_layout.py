@@ -79,3 +79,20 @@ def test_a_removal_only_needs_no_changelog_entry(example) -> None:
     assert "changelog-not-needed" in ids
     assert report.verdict != "blocking"
     assert (example.path / CHANGELOG).exists()
+
+
+def test_the_files_the_script_rules_read_are_fetched_by_the_action() -> None:
+    from bot.model.layout import read_by_review
+
+    for path in (
+        "runners/launch_b200-cw.sh",
+        "benchmarks/single_node/agentic/x_mtp.sh",
+        "MODELS.md",
+        "golden_al_distribution/dsv4_mtp.yaml",
+        "docs/waiver/2508.md",
+        "utils/matrix_logic/generate_sweep_configs.py",
+        "inferencex-e2e/runners/launch_b200-cw.sh",
+    ):
+        assert read_by_review(path), path
+    for path in ("docs/index.md", "utils/constants.py", "README.md"):
+        assert not read_by_review(path), path

@@ -1,15 +1,22 @@
-"""What every check receives: the diff, the pull request and the settings."""
+"""What every check receives: the diff, the pull request and the settings, and what a check
+needs besides (`bot.findings.Need`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.diff import KeyChange, ReviewDiff
 from bot.findings import Finding, Severity, finding
 from bot.model.layout import OLDER_CONFIGS
+from bot.model.prfiles import PrFiles
 from bot.pullrequest import PullRequest
 from bot.settings import Settings
+from bot.sources.references import TagResolution
+
+# Image references → what their registries answer (bot.sources.registry.RegistryClient.resolve_many).
+Resolve = Callable[[list[str]], Mapping[str, TagResolution]]
 
 
 @dataclass(frozen=True)
@@ -18,6 +25,11 @@ class CheckContext:
     pr: PullRequest
     settings: Settings
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # For a check that needs them (`bot.findings.Need`): the registries' answers (None: offline,
+    # for `offline_reason`), and the scripts and rule files the PR touches.
+    resolve: Resolve | None = None
+    offline_reason: str = "--offline"
+    files: PrFiles | None = None
 
     def live_keys(self) -> list[KeyChange]:
         """Changed keys that still exist at the head."""

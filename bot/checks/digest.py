@@ -1,7 +1,8 @@
 """`digest` check: does each recipe's digest pin name the image its config key's tag names?
 
-Pure: the engine resolves `references(uses)` with `bot.sources.registry.RegistryClient` (or not,
-when offline) and passes the answers to `check`. A pin matches when it equals the tag's manifest
+Pure: the engine hands in the registries' answers (`CheckContext.resolve`, which asks
+`bot.sources.registry.RegistryClient`; None when offline) and `run` asks it about
+`references(uses)`. A pin matches when it equals the tag's manifest
 digest or one of its platform manifests (image index / manifest list).
 """
 
@@ -11,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from bot.checks.context import CheckContext
+from bot.diff import image_uses
 from bot.findings import Finding, Severity, finding
 from bot.model.images import ImageUse, Pin
 from bot.sources.references import (
@@ -71,6 +74,15 @@ def references(uses: Sequence[ImageUse]) -> list[str]:
     return sorted(
         {use.image_head for use in uses if use.image_head and _comparable(use.pins_head, use.image_head)}
     )
+
+
+def run(ctx: CheckContext) -> list[Finding]:
+    """The check on the changed keys' images: the tags resolved by `ctx.resolve` (None: offline)."""
+    uses = image_uses(ctx.diff)
+    found = ctx.unreadable(CHECK)
+    if ctx.resolve is None:
+        return found + check(uses, None, ctx.offline_reason)
+    return found + check(uses, ctx.resolve(references(uses)))
 
 
 def check(

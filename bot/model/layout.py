@@ -6,6 +6,7 @@ import posixpath
 from typing import NamedTuple
 
 from bot.model.owners import CODEOWNERS_PATHS
+from bot.model.prfiles import READ_PATHS as RULE_PATHS
 from bot.model.problems import Problem
 from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot
@@ -155,7 +156,8 @@ def looks_like_master(path: str) -> bool:
 
 
 def read_by_review(path: str) -> bool:
-    """Whether a review may read this file: the data paths under either root, or a CODEOWNERS."""
+    """Whether a review may read this file: the data paths under either root, the files the
+    `scripts` rules read (launchers, MODELS.md, golden acceptance lengths, waivers), or a CODEOWNERS."""
     if path in CODEOWNERS_PATHS:
         return True
-    return any(path.startswith(root + data) for root in ("", E2E_ROOT) for data in DATA_PATHS)
+    return any(path.startswith(root + data) for root in ("", E2E_ROOT) for data in (*DATA_PATHS, *RULE_PATHS))

@@ -323,6 +323,7 @@ class GitHubSource:
             head_message=changes.head_message,
             draft=bool(pull.draft),
             from_fork=pull.head.repo is None or pull.head.repo.full_name != self.repo.full_name,
+            mergeable=pull.mergeable,
         )
         return PullInfo(
             number,
