@@ -2,8 +2,9 @@
 32, 5c): two disaggregated points of one key at one concurrency that differ only in
 `kv-p2p-transfer` are two runs. Measured by running InferenceX's `process_changelog.py` at
 843c6254f on this very shape: a regular entry sweeps both C2048 rows (11 runs, the base's 10 and
-the twin); an `append-only` entry sweeps the Mooncake twin alone (1 row) and is accepted; a copy
-that is the same in every field adds no generated run, and `append-only` is refused."""
+the twin) and 5 eval jobs (4 without it); an `append-only` entry sweeps the Mooncake twin alone
+(1 row) and is accepted. A copy that is the same in every field runs twice under a regular entry
+but is evaluated once (4 eval jobs); it adds no generated run, so `append-only` is refused."""
 
 from __future__ import annotations
 
@@ -69,8 +70,18 @@ def test_a_regular_entry_sweeps_both_twins_and_marks_only_the_new_one_changed(e2
     report = _review(repo, base, "mooncake", append_only=False)
     plan = report.sweep_plan["keys"][KEY]
     assert len(plan["runs"]) == 11 and plan["jobs"] == 5  # upstream: 5 rows, 11 runs
+    assert plan["eval_jobs"] == 5  # upstream: one per parallelism config, each twin its own
     assert sorted(_c2048(report)) == [False, True]  # the NIXL run is as before, the Mooncake one new
     assert plan["changed"] == [2048]
+
+
+def test_a_regular_entry_runs_a_copy_the_same_in_every_field_twice_and_evaluates_it_once(
+    e2e: tuple[Path, str],
+) -> None:
+    repo, base = e2e
+    plan = _review(repo, base, "nixl", append_only=False).sweep_plan["keys"][KEY]
+    assert len(plan["runs"]) == 11 and plan["jobs"] == 5  # upstream: 5 rows, 11 runs
+    assert plan["eval_jobs"] == 4  # upstream: the copy is the same parallelism config
 
 
 def test_append_only_sweeps_the_twin_alone(e2e: tuple[Path, str]) -> None:
