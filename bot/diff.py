@@ -50,7 +50,7 @@ MAX_RUNS_BYTES = 60_000_000
 # built (the real master configs build whole in about 35 ms; searching them for 3,000 names, 0.7 s).
 _MENTIONED_NAMES = 64
 
-__all__ = ["KeyChange", "ReviewDiff", "Run", "compute", "image_uses", "run_ident"]
+__all__ = ["KeyChange", "ReviewDiff", "Run", "compute", "image_uses", "run_ident", "whole_ident"]
 
 
 def _entry_fields(raw: Any) -> Any:
@@ -541,7 +541,12 @@ def _same_run(run: Run) -> tuple[Any, ...]:
     topology and concurrency, and every field of its point but the concurrencies (the generator
     hands each on: `kv-p2p-transfer`, `router`, older points' `offloading: cpu`, the
     `CONFIG_FILE=…:variant` each names)."""
-    return (*run.ident, _point_fields(run.point))
+    return whole_ident(run.point, run.concurrency)
+
+
+def whole_ident(point: Point, concurrency: int) -> tuple[Any, ...]:
+    """The whole identity (`_same_run`) of a point's run at one concurrency."""
+    return (*run_ident(point, concurrency), _point_fields(point))
 
 
 def _point_fields(point: Point) -> Any:

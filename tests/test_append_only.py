@@ -10,7 +10,7 @@ from __future__ import annotations
 from bot.checks.sweep_matrix import Row, trim
 from bot.findings import Severity
 from bot.local import run_local
-from bot.model.master import Point
+from bot.model.master import ConfigEntry, Point
 from tests.conftest import CHANGELOG, MASTER, commit, replace
 
 KIMI = "kimik3-fp4-mi355x-atom-agentic-mtp"
@@ -125,10 +125,9 @@ def _point(conc: int, backend: str) -> Point:
 
 
 def test_trimming_keeps_one_run_per_parallelism_config_and_kv_offload_backend() -> None:
-    matrix = [
-        Row(KIMI, None, _point(c, b), (c,))
-        for c, b in ((8, "vllm-simple"), (2, "vllm-simple"), (4, "lmcache"))
-    ]
+    points = tuple(_point(c, b) for c, b in ((8, "vllm-simple"), (2, "vllm-simple"), (4, "lmcache")))
+    entry = ConfigEntry(KIMI, MASTER, 1, None, None, None, False, points, raw={"image": "rocm/atom-dev"})
+    matrix = [Row(KIMI, entry, point, point.concurrencies) for point in points]
     kept = trim(matrix)
     assert [(row.concurrencies[0], row.point.raw["kv-offload-backend"]["name"]) for row in kept] == [
         (2, "vllm-simple"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, NamedTuple
 
+from bot.checks.sweep_rules import generated_row
 from bot.model.master import ConfigEntry, Point
 from bot.yamlsafe import frozen
 
@@ -33,11 +34,11 @@ class Row(NamedTuple):
 
     @property
     def curve(self) -> tuple[Any, ...]:
-        """What identifies a row apart from its concurrency (upstream's row without `conc`),
-        including the point's KV-offload backend (two backends are two parallelism configs)."""
-        point = self.point
-        backend = point.raw.get("kv-offload-backend") if isinstance(point.raw, dict) else None
-        return (self.key, point.topology, point.recipe, point.selector, point.utilization, frozen(backend))
+        """What identifies a row apart from its concurrency: upstream's whole row without `conc`
+        (`generated_row`), so that two points differing in any field it hands on (a KV-offload
+        backend, `kv-p2p-transfer`, `router`) are two parallelism configs, as its trimming and
+        eval grouping tell them apart."""
+        return (self.key, generated_row(self.entry, self.point), self.point.topology)
 
     def field(self, name: str) -> Any:
         raw = self.entry.raw
@@ -71,9 +72,10 @@ def trim(matrix: list[Row]) -> list[Row]:
         if row.point.multinode:
             out.append(row._replace(concurrencies=(min(row.concurrencies),)))
             continue
-        position = lowest.get(row.curve)
+        curve = row.curve
+        position = lowest.get(curve)
         if position is None:
-            lowest[row.curve] = len(out)
+            lowest[curve] = len(out)
             out.append(row)
         elif row.concurrencies[0] < out[position].concurrencies[0]:
             out[position] = row

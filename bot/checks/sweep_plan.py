@@ -13,8 +13,16 @@ from typing import Any
 from bot.checks import runlabels, sweep_matrix
 from bot.checks.context import CheckContext
 from bot.checks.sweep_matrix import Row
-from bot.checks.sweep_rules import appended, generated, keys_named, primary_labels, sweep_start
-from bot.diff import KeyChange, run_ident
+from bot.checks.sweep_rules import (
+    appended,
+    generated,
+    generated_ident,
+    generated_row,
+    keys_named,
+    primary_labels,
+    sweep_start,
+)
+from bot.diff import KeyChange, run_ident, whole_ident
 from bot.findings import Finding, Severity, finding
 from bot.model.changelog import SCENARIO_TYPES, Entry
 from bot.model.master import ConfigEntry, Point
@@ -27,7 +35,8 @@ MAX_PLAN_RUNS = 40_000
 
 
 def _changed_idents(change: KeyChange | None) -> set[Any] | None:
-    """The runs of a key the PR added or changed (None: all of them, e.g. a new image)."""
+    """The runs of a key the PR added or changed, by their whole identity (`whole_ident`, as the
+    diff pairs them), or None: all of them, e.g. a new image."""
     if change is None:
         return set()
     if (
@@ -36,14 +45,14 @@ def _changed_idents(change: KeyChange | None) -> set[Any] | None:
         or (change.needs_entry and not (change.added or change.changed))
     ):
         return None
-    return {run.ident for run in change.added + change.changed}
+    return {whole_ident(run.point, run.concurrency) for run in change.added + change.changed}
 
 
 def _variants(change: KeyChange | None) -> dict[Any, str | None]:
     if change is None:
         return {}
     return {
-        run.ident: run.variant.name if run.variant else None
+        whole_ident(run.point, run.concurrency): run.variant.name if run.variant else None
         for run in change.added + change.changed + change.unchanged
     }
 
@@ -52,7 +61,8 @@ def _run_json(
     row: Row, conc: int, changed: set[Any] | None, variants: dict[Any, str | None]
 ) -> dict[str, Any]:
     point = row.point
-    ident = run_ident(point, conc)
+    # Worked out only for a key the diff has runs of (a key only swept has none, and may have many).
+    ident = whole_ident(point, conc) if changed or variants else None
     return {
         "concurrency": conc,
         "scenario": point.scenario,
@@ -149,14 +159,19 @@ def _scenarios(entry: Entry) -> tuple[str, ...]:
 
 def _new_points(matrix: list[Row], change: KeyChange | None) -> list[Row]:
     """`append-only`: only the runs the base did not generate, each once (a concurrency listed
-    twice, `[4, 8, 8]`, runs once, as `process_changelog.py` emits it)."""
-    old = generated(change.base, set(SCENARIO_TYPES)) if change is not None else {}
+    twice, `[4, 8, 8]`, runs once, as `process_changelog.py` emits it). Runs are told apart by
+    every field of their generated row (`generated_ident`): a point copied with another
+    `kv-p2p-transfer` is a new run."""
+    old = generated(change.base, set(SCENARIO_TYPES)) if change is not None else set()
     emitted: set[Any] = set()
+    generated_rows: dict[int, tuple[Any, ...]] = {}  # per point
     out = []
     for row in matrix:
+        if id(row.point) not in generated_rows:
+            generated_rows[id(row.point)] = generated_row(row.entry, row.point)
         concs = []
         for conc in row.concurrencies:
-            ident = run_ident(row.point, conc)
+            ident = generated_ident(generated_rows[id(row.point)], row.point, conc)
             if ident not in old and ident not in emitted:
                 emitted.add(ident)
                 concs.append(conc)

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from bot.checks.context import CheckContext
 from bot.diff import ReviewDiff, run_ident
 from bot.model.changelog import SCENARIO_TYPES, Entry, pattern_matches
-from bot.model.master import ConfigEntry
+from bot.model.master import ConfigEntry, Point
 from bot.yamlsafe import frozen
 
 SKIP_MARKER = "[skip-sweep]"
@@ -90,22 +90,31 @@ def _scenarios(raw: Any) -> dict[Any, Any]:
     return scenarios if isinstance(scenarios, dict) else {}
 
 
-def generated(entry: ConfigEntry | None, scenarios: set[str]) -> dict[tuple[Any, ...], Any]:
-    """The runs the generator makes of a key in some scenario types, each with everything its
-    generated row holds: the key's own fields and the point's, merged (so moving a field from the
-    key into its points changes no run), its scenario group's and its concurrency."""
-    if entry is None:
-        return {}
+def generated(entry: ConfigEntry | None, scenarios: set[str]) -> set[tuple[Any, ...]]:
+    """The runs the generator makes of a key in some scenario types, each by its whole identity
+    (`generated_ident`): two points at one concurrency that differ in any field are two runs."""
+    runs: set[tuple[Any, ...]] = set()
+    for point in entry.points if entry is not None else ():
+        if point.scenario in scenarios:
+            row = generated_row(entry, point)
+            runs.update(generated_ident(row, point, conc) for conc in point.concurrencies)
+    return runs
+
+
+def generated_row(entry: ConfigEntry, point: Point) -> tuple[Any, ...]:
+    """Everything the generator's row of a point holds but its concurrency: the key's own fields
+    and the point's, merged (so moving a field from the key into its points changes no run), its
+    scenario group's and its recipe."""
     top = _top_level(entry.raw)
-    rows: dict[tuple[Any, ...], Any] = {}
-    for point in entry.points:
-        if point.scenario not in scenarios:
-            continue
-        fields = {**(top if isinstance(top, dict) else {}), **_point_row(point.raw)}
-        row = (frozen(fields), point.utilization, point.recipe, point.selector)
-        for conc in point.concurrencies:
-            rows.setdefault(run_ident(point, conc), row)
-    return rows
+    fields = {**(top if isinstance(top, dict) else {}), **_point_row(point.raw)}
+    return (frozen(fields), point.utilization, point.recipe, point.selector)
+
+
+def generated_ident(row: tuple[Any, ...], point: Point, concurrency: int) -> tuple[Any, ...]:
+    """A run's whole identity, as `process_changelog.py`'s append-only check tells runs apart (every
+    field of the generated row but `conc` and `exp-name`): its row, topology and concurrency
+    (last)."""
+    return (row, *run_ident(point, concurrency))
 
 
 def _point_row(raw: Any) -> dict[Any, Any]:
@@ -157,11 +166,11 @@ def append_only_refusals(diff: ReviewDiff) -> list[Refusal]:
         elif any(_scenarios(base)[s] != _scenarios(head)[s] for s in outside):
             out.append(Refusal("outside-scope", key))
         old, new = generated(change.base, scenarios), generated(change.head, scenarios)
-        lost = sorted({ident[-1] for ident, row in old.items() if new.get(ident) != row})
+        lost = sorted({ident[-1] for ident in old - new})
         if lost:
             reason = "image" if change.image_changed else "lost"
             out.append(Refusal(reason, key, tuple(lost)))
-        elif not set(new) - set(old):
+        elif not new - old:
             out.append(Refusal("nothing", key))
     return out
 
