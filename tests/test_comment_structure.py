@@ -48,7 +48,7 @@ def test_the_seed_pr_shows_what_changed_at_every_concurrency_without_opening_any
     english, _ = _halves(render_comment(review_example()))
     html = parse_html(english)
     visible = "".join(html.visible)
-    assert "prbot review — no blocking issues, no warnings · 3 not checked" in visible
+    assert "prbot review — no blocking issues, no warnings · 4 not checked" in visible
     assert _table(html, KEY_HEADER) == {KEY: ["unchanged (7 concurrencies)", "7", "56", "✅"]}
     # Once, as common to every concurrency: the image and the HERD settings.
     common = visible.split("Every concurrency:", 1)[1].split("concurrency", 1)[0]

@@ -427,12 +427,15 @@ def test_a_review_without_script_changes_never_loads_the_bash_parser(example) ->
 
 def test_a_pr_that_breaks_no_rule_adds_nothing_above_the_folds(review_example) -> None:
     """The first screen (headline, changed keys, what changed) is as before: the check's one line
-    sits in the folded "What was checked", and locally the unknown merge state in "Not checked"."""
+    sits in the folded "What was checked", and locally the unknown merge state in "Not checked"
+    (the headline's count of what was not checked names the check, nothing more)."""
     from bot.output.render import render_comment
 
     comment = render_comment(review_example(), lang="en")
     first_fold = comment.index("<details>")
-    assert "scripts" not in comment[:first_fold]
+    first_screen = comment[:first_fold]
+    assert "**scripts**" not in first_screen and first_screen.count("scripts") == 1
+    assert "not checked (digest, codeowners, scripts)" in first_screen
     checked = comment.split("What was checked", 1)[1].split("</details>", 1)[0]
     assert "**scripts** — InferenceX's reviewer rules hold on what this PR adds or changes." in checked
 
