@@ -285,7 +285,7 @@ def _cost(runs: list[dict[str, Any]], duration: int) -> dict[str, Any]:
         "timed": len(timed),
         "untimed": len(runs) - len(agentic),
         "no_gpus": len(agentic) - len(timed),
-        "gpus": [[gpus, runs] for gpus, runs in sorted(Counter(r["gpus"] for r in timed).items())],
+        "gpus": [(gpus, runs) for gpus, runs in sorted(Counter(r["gpus"] for r in timed).items())],
         "gpu_hours": shown_hours(hours) if timed else None,
     }
 

@@ -219,10 +219,10 @@ def mismatches(variant: Variant, point: Point, concurrency: int) -> list[tuple[s
     return found
 
 
-def nearest_misses(recipe: Recipe, point: Point, concurrency: int) -> list[list[Any]]:
+def nearest_misses(recipe: Recipe, point: Point, concurrency: int) -> list[tuple[Any, ...]]:
     """Why no variant serves (point, concurrency): the variants that fail on the fewest selectors
-    (at most MISSES_SHOWN), each failing selector as [variant, selector, stated, point's value];
-    the variant is None when the recipe has only the one."""
+    (at most MISSES_SHOWN), each failing selector as (variant, selector, stated, point's value), a
+    record of fixed shape; the variant is None when the recipe has only the one."""
     candidates = recipe.candidates(point.selector)
     single = len(candidates) == 1
     scored = [(mismatches(v, point, concurrency), None if single else v.name) for v in candidates]
@@ -231,7 +231,7 @@ def nearest_misses(recipe: Recipe, point: Point, concurrency: int) -> list[list[
         return []
     fewest = min(len(misses) for misses, _ in scored)
     return [
-        [name, selector, stated, need]
+        (name, selector, stated, need)
         for misses, name in [pair for pair in scored if len(pair[0]) == fewest][:MISSES_SHOWN]
         for selector, stated, need in misses[:MISSES_SHOWN]
     ]
