@@ -40,7 +40,7 @@ from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot, is_plain_path
 from bot.yamlsafe import frozen
 
-__all__ = ["KeyChange", "ReviewDiff", "Run", "compute", "image_uses", "run_ident"]
+__all__ = ["KeyChange", "ReviewDiff", "Run", "ScriptChanges", "compute", "image_uses", "run_ident"]
 
 
 def _entry_fields(raw: Any) -> Any:
@@ -137,6 +137,9 @@ class ReviewDiff:
     masters_head: dict[str, MasterFile] = field(default_factory=dict, repr=False)
     # What the PR should know but need not fix (a `*master*.yaml` InferenceX does not read).
     notices: list[Problem] = field(default_factory=list)
+    # Changed shell files a run executes (launchers, benchmark scripts, what they source), from
+    # the root, and the launchers at the head that start each per-key script (`bot.model.scripts`).
+    scripts: ScriptChanges | None = None
 
     def head_entry(self, key: str) -> ConfigEntry | None:
         """Any key's entry at the head (built on demand: the sweep runs keys the PR did not change)."""
@@ -144,6 +147,43 @@ class ReviewDiff:
             return self.keys[key].head
         path = self.head_keys.get(key)
         return self.masters_head[path].entry(key) if path in self.masters_head else None
+
+
+@dataclass
+class ScriptChanges:
+    """The shell files a PR changed that runs execute: per-key benchmark scripts (with the keys
+    whose runs start them, at either ref) and shared files (launchers, `benchmark_lib.sh`, …)."""
+
+    per_key: dict[str, list[str]]  # script → the keys that start it
+    shared: list[str]
+    base: Snapshot
+    head: Snapshot
+    root: str
+
+
+def _shell(path: str, layout: Layout) -> str | None:
+    """A file a run may execute, from the root (None: not one)."""
+    if not path.startswith(layout.root) or not path.endswith(".sh"):
+        return None
+    inside = path[len(layout.root) :]
+    return inside if inside.startswith(("runners/", "benchmarks/")) else None
+
+
+def _script_changes(changed: list[str], old: Ref, new: Ref) -> ScriptChanges | None:
+    """Which changed shell files are some key's benchmark script, and which are shared."""
+    paths = {p for path in changed for p in (_shell(path, new.layout), _shell(path, old.layout)) if p}
+    if not paths:
+        return None
+    per_key: dict[str, list[str]] = {}
+    for ref in (new, old):
+        for key in ref.keys:
+            entry = ref.entry(key)
+            for point in entry.points if entry else ():
+                for launch in ref.executed(entry.raw, point):
+                    if launch.script in paths and key not in per_key.setdefault(launch.script, []):
+                        per_key[launch.script].append(key)
+    shared = sorted(paths - per_key.keys())
+    return ScriptChanges(per_key, shared, old.snapshot, new.snapshot, new.layout.root)
 
 
 def image_uses(diff: ReviewDiff) -> list[ImageUse]:
@@ -253,6 +293,8 @@ def _aspects(change: KeyChange, old: Ref, new: Ref) -> None:
         aspects.append("utilization")
     if _differs(change, lambda run: run.variant.data if run.variant else None):
         aspects.append("recipe")
+    if _differs(change, lambda run: run.parts[5].get("script")):
+        aspects.append("script")
     if base is None:
         aspects.append("added")
     elif head is None:
@@ -316,7 +358,8 @@ def compute(
             problems.extend(p for p in master.problems if p not in problems)
     unreadable = [p for p, m in new.masters.items() if m.unreadable and p in changed]
     changed_recipes = [p for p in changed_files if _is_recipe(p, new.layout) or _is_recipe(p, old.layout)]
-    keys = _changed_keys(old, new, changed, changed_recipes, unreadable)
+    scripts = _script_changes(changed_files, old, new)
+    keys = _changed_keys(old, new, changed, changed_recipes, unreadable, scripts)
     for path in changed_recipes:  # read even when no key runs them, so that a broken one is named
         if _is_recipe(path, new.layout):
             new.recipes.get(path)
@@ -361,6 +404,7 @@ def compute(
         no_masters=not new.masters and not old.masters,
         masters_head=new.masters,
         notices=notices,
+        scripts=scripts,
     )
 
 
@@ -384,7 +428,12 @@ def _duplicate(change: KeyChange, run: Run) -> Problem:
 
 
 def _changed_keys(
-    old: Ref, new: Ref, changed: set[str], changed_recipes: list[str], unreadable: list[str]
+    old: Ref,
+    new: Ref,
+    changed: set[str],
+    changed_recipes: list[str],
+    unreadable: list[str],
+    scripts: ScriptChanges | None = None,
 ) -> dict[str, KeyChange]:
     """Every key whose runs may differ between the refs, wherever it lives at either: a key moved
     to another file (or a file renamed or moved) with the same entry and the same inputs did not
@@ -400,9 +449,14 @@ def _changed_keys(
         if key not in old.keys or key not in new.keys or not same(old.raw(key), new.raw(key)):
             keys[key] = KeyChange(key, file, old.entry(key), new.entry(key))
             continue
-        if same_root and not runners and not recipes:
+        if scripts is not None and any(key in users for users in scripts.per_key.values()):
+            keys[key] = KeyChange(key, file, old.entry(key), new.entry(key), entry_changed=False)
+            continue  # a benchmark script its runs start changed
+        if same_root and not runners and not recipes and scripts is None:
             continue  # the same entry, and every file its runs read has the same bytes
-        if _inputs_changed(key, old, new, recipes if same_root else None, runners):
+        if _inputs_changed(key, old, new, recipes if same_root else None, runners) or (
+            scripts is not None and _launch_moved(key, old, new)
+        ):
             keys[key] = KeyChange(key, file, old.entry(key), new.entry(key), entry_changed=False)
     return keys
 
@@ -425,6 +479,19 @@ def _inputs_changed(key: str, old: Ref, new: Ref, recipes: set[str] | None, runn
     pairs = {(a.recipe, b.recipe) for a, b in zip(before.points, after.points, strict=False)}
     return any(
         a is None or b is None or old.snapshot.read(a) != new.snapshot.read(b) for a, b in pairs if a or b
+    )
+
+
+def _launch_moved(key: str, old: Ref, new: Ref) -> bool:
+    """Whether a key's runs start other benchmark scripts at the head (a launcher or a new
+    framework-named script changed which one runs)."""
+    before, after = old.entry(key), new.entry(key)
+    if before is None or after is None:
+        return False
+    pairs = zip(before.points, after.points, strict=False)
+    return any(
+        {x.script for x in old.executed(before.raw, a)} != {x.script for x in new.executed(after.raw, b)}
+        for a, b in pairs
     )
 
 

@@ -17,6 +17,7 @@ from bot.checks import (
     digest,
     dram,
     labels,
+    launch,
     recipe_selection,
     sweep_plan,
 )
@@ -42,12 +43,13 @@ CHECKS: tuple[tuple[str, Callable[[CheckContext], list[Finding]]], ...] = (
     ("consistency", consistency.check),
     ("changes", changes.check),
     ("sweep-plan", sweep_plan.check),
+    ("launch", launch.check),
 )
 
 
 # The checks that have nothing to check when neither ref has a master config (the changelog's
 # own rules, the labels, the owners and the changed recipes' own problems still apply).
-NEED_MASTERS = ("dram", "consistency", "changes", "sweep-plan", "digest")
+NEED_MASTERS = ("dram", "consistency", "changes", "sweep-plan", "digest", "launch")
 
 
 def _crashed(check_id: str, exc: BaseException, message_id: str = "check-crashed") -> Finding:

@@ -19,6 +19,7 @@ CHECK_IDS: tuple[str, ...] = (
     "consistency",
     "changes",
     "sweep-plan",
+    "launch",
 )
 
 
