@@ -140,6 +140,8 @@ class ReviewDiff:
     # Changed shell files a run executes (launchers, benchmark scripts, what they source), from
     # the root, and the launchers at the head that start each per-key script (`bot.model.scripts`).
     scripts: ScriptChanges | None = None
+    # Whether the head holds runner launchers: without them what a run executes is not known.
+    launchers: bool = True
 
     def head_entry(self, key: str) -> ConfigEntry | None:
         """Any key's entry at the head (built on demand: the sweep runs keys the PR did not change)."""
@@ -405,6 +407,7 @@ def compute(
         masters_head=new.masters,
         notices=notices,
         scripts=scripts,
+        launchers=new.has_launchers,
     )
 
 

@@ -22,6 +22,8 @@ _MAX_LINES = 20_000  # files longer than this are counted, not compared line by 
 
 
 def check(ctx: CheckContext) -> list[Finding]:
+    if not ctx.diff.launchers:
+        return [finding(CHECK, Severity.UNVERIFIED, "launch-no-launchers")]
     found = _missing(ctx)
     runs = sum(len(c.head_runs) for c in ctx.live_keys())
     scripts = ctx.diff.scripts

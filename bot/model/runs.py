@@ -242,6 +242,7 @@ class Ref:
         self._runners: tuple[Any, Problem | None] | None = None
         self._flat: dict[tuple[int, str, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
         self._shell_files: frozenset[str] | None = None
+        self._has_launchers = False
         self._launches: dict[tuple[RunVars, str | None], tuple[Launch, ...]] = {}
         self._scripts: dict[tuple[Launch, ...], dict[str, Any]] = {}
 
@@ -302,13 +303,19 @@ class Ref:
                 *self.snapshot.list_files(root + "benchmarks/"),
             ]
             self._shell_files = frozenset(path[len(root) :] for path in listed)
+            self._has_launchers = any(path.startswith("runners/launch_") for path in self._shell_files)
         return self._shell_files
+
+    @property
+    def has_launchers(self) -> bool:
+        """Whether this ref holds runner launchers (`runners/launch_*.sh`) at all."""
+        return bool(self.shell_files) and self._has_launchers
 
     def executed(self, entry: Any, point: Point) -> tuple[Launch, ...]:
         """What the launchers of an entry's runner start for a point's runs, followed once per
         distinct set of the variables that name scripts."""
-        if not isinstance(entry, dict):
-            return ()
+        if not isinstance(entry, dict) or not self.has_launchers:
+            return ()  # a repository without InferenceX's launchers: nothing to follow
         found = run_vars(entry, point)
         runner = entry.get("runner")
         slot = (found, runner if isinstance(runner, str) else None)
