@@ -10,7 +10,8 @@ __allow() {
   local c="$BASH_COMMAND"
   case "$c" in
     __*|'source "$__launcher"') return 0;;
-    "[["*|"[ "*|"test "*|"printf "*|"echo "*|"export "*|"local "*|"exit"*|"true"|"false") return 0;;
+    "printf "*|"echo "*) (( BASH_SUBSHELL > 0 )) && return 0; return 1;;  # only what $( ) captures
+    "[["*|"[ "*|"test "*|"export "*|"local "*|"exit"*|"true"|"false") return 0;;
   esac
   if [[ "$c" =~ ^[A-Za-z_][A-Za-z_0-9]*= ]]; then return 0; fi
   if [[ "$c" == *bash* ]]; then
