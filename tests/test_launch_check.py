@@ -88,3 +88,27 @@ def test_a_shared_file_is_named_once_and_changes_no_key(checkout: tuple[Path, st
     assert shared.params["reach"] == "mi355x-amds"
     assert "launch-shared-no-entry" in _ids(report, "warning")
     assert not _ids(report, "blocking")
+
+
+CONTAINER_RECIPE = (
+    "benchmarks/multi_node/srt-slurm-recipes/trtllm/deepseek-v4/agentx-gb300-20260811/"
+    "dynamo-disagg-gb300-1p4d-dep4-tep8-c4-b1-mtp.yaml"
+)
+
+
+def test_a_multinode_recipe_whose_container_is_not_the_keys_image_blocks(checkout: tuple[Path, str]) -> None:
+    repo, base = checkout
+    if not (repo / CONTAINER_RECIPE).exists():
+        pytest.skip(f"{CONTAINER_RECIPE} is not at this head")
+    old = "  container: nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc24\n"
+    head = commit(repo, {CONTAINER_RECIPE: replace(old, old.replace("1.3.0rc24", "1.3.0rc25"))})
+    report = _review(repo, base, head)
+    found = [f for f in report.findings if f.message_id == "launch-container-image"]
+    assert [f.config_key for f in found] == ["dsv4-fp4-gb300-dynamo-trt-agentx"]
+    assert found[0].severity == "blocking"
+    assert found[0].params["container"].endswith("1.3.0rc25")
+    assert found[0].params["image"].endswith("1.3.0rc24")
+    # The same recipe edit that keeps the container equal to the image does not block.
+    fixed = commit(repo, {CONTAINER_RECIPE: replace("1.3.0rc25", "1.3.0rc24")})
+    again = _review(repo, head, fixed)
+    assert not [f for f in again.findings if f.message_id == "launch-container-image"]

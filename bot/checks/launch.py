@@ -24,7 +24,7 @@ _MAX_LINES = 20_000  # files longer than this are counted, not compared line by 
 def check(ctx: CheckContext) -> list[Finding]:
     if not ctx.diff.launchers:
         return [finding(CHECK, Severity.UNVERIFIED, "launch-no-launchers")]
-    found = _missing(ctx)
+    found = _missing(ctx) + _containers(ctx)
     runs = sum(len(c.head_runs) for c in ctx.live_keys())
     scripts = ctx.diff.scripts
     if scripts is not None:
@@ -60,6 +60,35 @@ def _missing(ctx: CheckContext) -> list[Finding]:
                     params = {"key": change.key, "launcher": launch.launcher, "tried": list(launch.tried)}
                     found.append(
                         finding(CHECK, Severity.BLOCKING, "launch-script-missing", **change.where, **params)
+                    )
+    return found
+
+
+def _containers(ctx: CheckContext) -> list[Finding]:
+    """AGENTS.md: for image bumps a multi-node recipe's `model.container` equals the entry's
+    `image`. Blocking for each recipe the PR changed that a multi-node key runs with another."""
+    changed = set(ctx.diff.changed_recipes)
+    found = []
+    for change in ctx.live_keys():
+        if not change.head.multinode:
+            continue
+        for path in sorted({p.recipe for p in change.head.points if p.recipe in changed}):
+            recipe = ctx.diff.recipes_head.get(path)
+            containers = sorted(
+                {
+                    v.data["model"]["container"]
+                    for v in (recipe.candidates(None) if recipe else ())
+                    if isinstance(v.data, dict)
+                    and isinstance(v.data.get("model"), dict)
+                    and isinstance(v.data["model"].get("container"), str)
+                }
+            )
+            for container in containers:
+                if container != change.head.image:
+                    params = {"key": change.key, "path": path, "container": container}
+                    params["image"] = str(change.head.image)
+                    found.append(
+                        finding(CHECK, Severity.BLOCKING, "launch-container-image", **change.where, **params)
                     )
     return found
 
