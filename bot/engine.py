@@ -16,6 +16,7 @@ from bot.checks import (
     consistency,
     digest,
     dram,
+    images,
     labels,
     launch,
     recipe_selection,
@@ -152,9 +153,12 @@ def _digest(diff: ReviewDiff, resolve: Resolve | None, offline_reason: str) -> l
     """The only check that needs the network: `resolve` the tags (None: offline, for
     `offline_reason`), then compare."""
     uses = image_uses(diff)
+    pulled = images.pulls(diff)
     if resolve is None:
-        return digest.check(uses, None, offline_reason)
-    return digest.check(uses, resolve(digest.references(uses)))
+        return digest.check(uses, None, offline_reason) + images.check(pulled, None, offline_reason)
+    # One lookup per distinct image: the pins' tags and every image a changed run pulls.
+    answers = resolve(sorted({*digest.references(uses), *images.references(pulled)}))
+    return digest.check(uses, answers) + images.check(pulled, answers)
 
 
 def review(
