@@ -11,6 +11,7 @@ recipes and runner record are in unchanged files has the same runs, and they are
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,6 +162,7 @@ class ScriptChanges:
     base: Snapshot
     head: Snapshot
     root: str
+    unused: list[str] = field(default_factory=list)  # benchmark scripts no run starts
 
 
 def _shell(path: str, layout: Layout) -> str | None:
@@ -184,8 +186,15 @@ def _script_changes(changed: list[str], old: Ref, new: Ref) -> ScriptChanges | N
                 for launch in ref.executed(entry.raw, point):
                     if launch.script in paths and key not in per_key.setdefault(launch.script, []):
                         per_key[launch.script].append(key)
-    shared = sorted(paths - per_key.keys())
-    return ScriptChanges(per_key, shared, old.snapshot, new.snapshot, new.layout.root)
+    rest = paths - per_key.keys()
+    unused = sorted(p for p in rest if _PER_KEY.fullmatch(p))
+    shared = sorted(rest.difference(unused))
+    return ScriptChanges(per_key, shared, old.snapshot, new.snapshot, new.layout.root, unused)
+
+
+# A benchmark script's name (`benchmarks/single_node/agentic/<model>_<precision>_<gpu>….sh`): one
+# no run starts is no shared file either (a deprecated or a SpeedBench script).
+_PER_KEY = re.compile(r"benchmarks/(single_node|multi_node)/([a-z_]+/)*[^/]+_[^/]+_[^/]+\.sh")
 
 
 def image_uses(diff: ReviewDiff) -> list[ImageUse]:

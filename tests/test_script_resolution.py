@@ -26,7 +26,7 @@ from bot.settings import MASTER_CONFIGS
 from bot.sources.git import GitRepo
 
 ORACLE = Path(__file__).parent / "data" / "launcher_oracle.sh"
-SAMPLE = 3  # earlier commits, evenly spaced over the history
+SAMPLE = 2  # earlier commits, evenly spaced over the history
 
 
 def _checkout(repo: Path, sha: str, into: Path) -> Path:
@@ -69,7 +69,7 @@ def _bash(folder: Path, launcher: str, env: dict[str, str]) -> str | None:
         start_new_session=True,
     )
     try:
-        shell.wait(timeout=3)
+        shell.wait(timeout=1)
     except subprocess.TimeoutExpired:
         pass  # a loop waiting on a command that was skipped: what it named so far is the answer
     finally:

@@ -119,6 +119,12 @@ def _changed(scripts: ScriptChanges, ctx: CheckContext) -> list[Finding]:
         found.append(
             finding(CHECK, Severity.INFO, "launch-script-changed", file=scripts.root + path, **params)
         )
+    for path in scripts.unused:
+        added, removed = _size(scripts, path)
+        params = {"path": path, "added": added, "removed": removed}
+        found.append(
+            finding(CHECK, Severity.INFO, "launch-script-unused", file=scripts.root + path, **params)
+        )
     entries = bool(sweep_rules.appended(ctx.diff)) if ctx.diff.changelog is not None else False
     for path in scripts.shared:
         added, removed = _size(scripts, path)
