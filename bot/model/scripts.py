@@ -95,13 +95,12 @@ def machines(runners: Any, runner: str | None) -> list[str]:
 def launchers(runners: Any, runner: str | None, files: frozenset[str]) -> list[str]:
     """The distinct launchers a runner label's machines run, in order. A label runners.yaml does
     not list (its machines carry it in GitHub only) runs the launchers named after it
-    (`h200-dgxc` → `launch_h200-dgxc*.sh`, `cluster:` dropped); none of those → `launch_<label>.sh`,
-    which then does not exist."""
+    (`h200-dgxc` → `launch_h200-dgxc*.sh`, `cluster:` dropped); with none of those its machines,
+    and so its launchers, are not known (none)."""
     found = [launcher_path(m) for m in machines(runners, runner)]
     if not found and isinstance(runner, str) and runner:
         name = runner.removeprefix("cluster:")
         found = sorted(f for f in files if f.startswith(f"{LAUNCHERS}launch_{name}") and f.endswith(".sh"))
-        found = found or [launcher_path(name)]
     return list(dict.fromkeys(found))
 
 
