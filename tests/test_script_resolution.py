@@ -117,8 +117,9 @@ def _commits(repo: Path) -> list[str]:
         text=True,
         check=True,
     ).stdout.split()
-    step = max(1, len(log) // SAMPLE)
-    return [log[0], *log[step::step][:SAMPLE]]
+    older = log[1:-1]  # the first commit predates the move of the master configs (#1992)
+    step = max(1, len(older) // SAMPLE)
+    return [log[0], *older[step - 1 :: step][:SAMPLE]]
 
 
 def test_every_run_at_head_and_in_history_starts_the_script_the_launcher_starts(

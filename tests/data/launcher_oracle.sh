@@ -11,7 +11,8 @@ __allow() {
   case "$c" in
     __*|'source "$__launcher"') return 0;;
     "printf "*|"echo "*) (( BASH_SUBSHELL > 0 )) && return 0; return 1;;  # only what $( ) captures
-    "[["*|"[ "*|"test "*|"export "*|"local "*|"exit"*|"true"|"false") return 0;;
+    "exit"*) (( BASH_SUBSHELL == 0 )) && kill -KILL $$; return 0;;  # the launcher ends here
+    "[["*|"[ "*|"test "*|"export "*|"local "*|"true"|"false") return 0;;
   esac
   if [[ "$c" =~ ^[A-Za-z_][A-Za-z_0-9]*= ]]; then return 0; fi
   if [[ "$c" == *bash* ]]; then
