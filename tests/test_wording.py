@@ -24,8 +24,8 @@ def _review(repo: Path, number: int, labels: tuple[str, ...] = ()):
 def test_the_summary_line_counts_checks_passed_and_notes_not_findings(capsys) -> None:
     assert main(["demo", "--format", "json"]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("prbot: clean — 6 checks passed, 3 not checked, 9 notes in ")
-    assert err[1].startswith("prbot: 无问题 — 6 项检查通过、3 项未检查、9 条备注，用时 ")
+    assert err[0].startswith("prbot: clean — 6 checks passed, 5 not checked, 9 notes in ")
+    assert err[1].startswith("prbot: 无问题 — 6 项检查通过、5 项未检查、9 条备注，用时 ")
     assert "findings" not in err[0]
 
 
