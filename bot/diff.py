@@ -11,6 +11,7 @@ recipes and runner record are in unchanged files has the same runs, and they are
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,9 @@ from bot.model.recipe import Recipe
 from bot.model.runners import labels as runner_labels
 from bot.model.runs import (
     CONCURRENCY_FIELDS,
+    GROUP,
+    LAUNCH,
+    RUNNER,
     SCENARIO_FIELDS,
     Ref,
     Run,
@@ -50,7 +54,16 @@ MAX_RUNS_BYTES = 60_000_000
 # built (the real master configs build whole in about 35 ms; searching them for 3,000 names, 0.7 s).
 _MENTIONED_NAMES = 64
 
-__all__ = ["KeyChange", "ReviewDiff", "Run", "compute", "image_uses", "run_ident", "whole_ident"]
+__all__ = [
+    "KeyChange",
+    "ReviewDiff",
+    "Run",
+    "ScriptChanges",
+    "compute",
+    "image_uses",
+    "run_ident",
+    "whole_ident",
+]
 
 
 def _entry_fields(raw: Any) -> Any:
@@ -148,7 +161,7 @@ _RECIPES_MULTINODE = "benchmarks/multi_node/srt-slurm-recipes/"
 def _refused(run: Run) -> bool:
     point = run.point
     dram_run = point.scenario == "agentic-coding" and point.kv_offloading == "dram"
-    return dram_run and dram.BUDGET_SETTING not in run.parts[3]
+    return dram_run and dram.BUDGET_SETTING not in run.parts[RUNNER]
 
 
 def _is_label(path: str) -> bool:
@@ -201,6 +214,11 @@ class ReviewDiff:
     masters_head: dict[str, MasterFile] = field(default_factory=dict, repr=False)
     # What the PR should know but need not fix (a `*master*.yaml` InferenceX does not read).
     notices: list[Problem] = field(default_factory=list)
+    # Changed shell files a run executes (launchers, benchmark scripts, what they source), from
+    # the root, and the launchers at the head that start each per-key script (`bot.model.scripts`).
+    scripts: ScriptChanges | None = None
+    # Whether the head holds runner launchers: without them what a run executes is not known.
+    launchers: bool = True
 
     def head_entry(self, key: str) -> ConfigEntry | None:
         """Any key's entry at the head (built on demand: the sweep runs keys the PR did not change)."""
@@ -208,6 +226,51 @@ class ReviewDiff:
             return self.keys[key].head
         path = self.head_keys.get(key)
         return self.masters_head[path].entry(key) if path in self.masters_head else None
+
+
+@dataclass
+class ScriptChanges:
+    """The shell files a PR changed that runs execute: per-key benchmark scripts (with the keys
+    whose runs start them, at either ref) and shared files (launchers, `benchmark_lib.sh`, …)."""
+
+    per_key: dict[str, list[str]]  # script → the keys that start it
+    shared: list[str]
+    base: Snapshot
+    head: Snapshot
+    root: str
+    unused: list[str] = field(default_factory=list)  # benchmark scripts no run starts
+
+
+def _shell(path: str, layout: Layout) -> str | None:
+    """A file a run may execute, from the root (None: not one)."""
+    if not path.startswith(layout.root) or not path.endswith(".sh"):
+        return None
+    inside = path[len(layout.root) :]
+    return inside if inside.startswith(("runners/", "benchmarks/")) else None
+
+
+def _script_changes(changed: list[str], old: Ref, new: Ref) -> ScriptChanges | None:
+    """Which changed shell files are some key's benchmark script, and which are shared."""
+    paths = {p for path in changed for p in (_shell(path, new.layout), _shell(path, old.layout)) if p}
+    if not paths:
+        return None
+    per_key: dict[str, list[str]] = {}
+    for ref in (new, old):
+        for key in ref.keys:
+            entry = ref.entry(key)
+            for point in entry.points if entry else ():
+                for launch in ref.executed(entry.raw, point):
+                    if launch.script in paths and key not in per_key.setdefault(launch.script, []):
+                        per_key[launch.script].append(key)
+    rest = paths - per_key.keys()
+    unused = sorted(p for p in rest if _PER_KEY.fullmatch(p))
+    shared = sorted(rest.difference(unused))
+    return ScriptChanges(per_key, shared, old.snapshot, new.snapshot, new.layout.root, unused)
+
+
+# A benchmark script's name (`benchmarks/single_node/agentic/<model>_<precision>_<gpu>….sh`): one
+# no run starts is no shared file either (a deprecated or a SpeedBench script).
+_PER_KEY = re.compile(r"benchmarks/(single_node|multi_node)/([a-z_]+/)*[^/]+_[^/]+_[^/]+\.sh")
 
 
 def image_uses(diff: ReviewDiff) -> list[ImageUse]:
@@ -364,14 +427,16 @@ def _aspects(change: KeyChange, old: Ref, new: Ref) -> None:
             aspects.append("image")
         if both and not same(fields[0].get("runner"), fields[1].get("runner")):
             aspects.append("runner")
-        elif _differs(change, lambda run: run.parts[3]):  # what its runs read of the record
+        elif _differs(change, lambda run: run.parts[RUNNER]):  # what its runs read of the record
             aspects.append("hardware")
     if change.added or change.removed:
         aspects.append("points")
-    if _differs(change, lambda run: run.parts[1].get("dram-utilization")):  # the group's
+    if _differs(change, lambda run: run.parts[GROUP].get("dram-utilization")):  # the group's
         aspects.append("utilization")
     if _differs(change, lambda run: run.variant.data if run.variant else None):
         aspects.append("recipe")
+    if _differs(change, lambda run: run.parts[LAUNCH].get("script")):
+        aspects.append("script")
     if base is None:
         aspects.append("added")
     elif head is None:
@@ -447,7 +512,8 @@ def compute(
         if path in changed or path not in old.masters:
             problems.extend(p for p in master.problems if p not in problems)
     unreadable = [p for p, m in new.masters.items() if m.unreadable and p in changed]
-    keys = _changed_keys(old, new, changed, unreadable)
+    scripts = _script_changes(changed_files, old, new)
+    keys = _changed_keys(old, new, changed, unreadable, scripts)
     changed_recipes = _changed_recipes(changed_files, keys, old, new)
     for path in changed_recipes:  # read even when no key runs them, so that a broken one is named
         if _is_recipe(path, new.layout):
@@ -495,6 +561,8 @@ def compute(
         no_masters=not new.masters and not old.masters,
         masters_head=new.masters,
         notices=notices,
+        scripts=scripts,
+        launchers=new.has_launchers,
     )
 
 
@@ -564,7 +632,9 @@ def _duplicate(change: KeyChange, run: Run) -> Problem:
     return Problem("runs-duplicate", run.point.file, run.point.line, params)
 
 
-def _changed_keys(old: Ref, new: Ref, changed: set[str], unreadable: list[str]) -> dict[str, KeyChange]:
+def _changed_keys(
+    old: Ref, new: Ref, changed: set[str], unreadable: list[str], scripts: ScriptChanges | None = None
+) -> dict[str, KeyChange]:
     """Every key whose runs may differ between the refs, wherever it lives at either: a key moved
     to another file (or a file renamed or moved) with the same entry and the same inputs did not
     change. Keys of a changed master config unreadable at the head are unknown, not removed."""
@@ -579,9 +649,14 @@ def _changed_keys(old: Ref, new: Ref, changed: set[str], unreadable: list[str]) 
         if key not in old.keys or key not in new.keys or not same(old.raw(key), new.raw(key)):
             keys[key] = KeyChange(key, file, old.entry(key), new.entry(key))
             continue
-        if same_root and not runners and not recipes:
+        if scripts is not None and any(key in users for users in scripts.per_key.values()):
+            keys[key] = KeyChange(key, file, old.entry(key), new.entry(key), entry_changed=False)
+            continue  # a benchmark script its runs start changed
+        if same_root and not runners and not recipes and scripts is None:
             continue  # the same entry, and every file its runs read has the same bytes
-        if _inputs_changed(key, old, new, recipes if same_root else None, runners):
+        if _inputs_changed(key, old, new, recipes if same_root else None, runners) or (
+            scripts is not None and _launch_moved(key, old, new)
+        ):
             keys[key] = KeyChange(key, file, old.entry(key), new.entry(key), entry_changed=False)
     return keys
 
@@ -607,6 +682,19 @@ def _inputs_changed(key: str, old: Ref, new: Ref, recipes: set[str] | None, runn
     pairs = {(a.recipe, b.recipe) for a, b in zip(before.points, after.points, strict=False)}
     return any(
         a is None or b is None or old.snapshot.read(a) != new.snapshot.read(b) for a, b in pairs if a or b
+    )
+
+
+def _launch_moved(key: str, old: Ref, new: Ref) -> bool:
+    """Whether a key's runs start other benchmark scripts at the head (a launcher or a new
+    framework-named script changed which one runs)."""
+    before, after = old.entry(key), new.entry(key)
+    if before is None or after is None:
+        return False
+    pairs = zip(before.points, after.points, strict=False)
+    return any(
+        {x.script for x in old.executed(before.raw, a)} != {x.script for x in new.executed(after.raw, b)}
+        for a, b in pairs
     )
 
 

@@ -39,6 +39,7 @@ CHECKS: tuple[Check, ...] = (
     Check("consistency", "consistency:check", frozenset({Need.MASTERS})),
     Check("changes", "changes:check", frozenset({Need.MASTERS})),
     Check("sweep-plan", "sweep_plan:check", frozenset({Need.MASTERS})),
+    Check("launch", "launch:check", frozenset({Need.MASTERS})),
     Check("scripts", "scripts:check", frozenset({Need.FILES})),
 )
 CHECK_IDS: tuple[str, ...] = tuple(c.id for c in CHECKS)

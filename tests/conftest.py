@@ -69,6 +69,16 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
+@pytest.fixture(scope="session")
+def runfiles_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare clone of the real InferenceX history with the files a run executes (launchers,
+    benchmark scripts; #1992..#2707, one per test run), or skip saying it is absent."""
+    bundle = shared_or_skip("inferencex-runfiles-history.bundle")
+    repo = tmp_path_factory.mktemp("runfiles") / "runfiles.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(repo)], check=True)
+    return repo
+
+
 def squash_merge(repo: Path, number: int) -> tuple[str, str, str]:
     """(parent, commit, subject) of the real pull request squash-merged as `... (#number)`."""
     log = subprocess.run(

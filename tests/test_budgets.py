@@ -208,7 +208,7 @@ def test_a_check_still_running_at_the_deadline_blocks_and_the_others_are_kept(
         Settings(review_deadline_s=1),
     )
     late = {f.check for f in _blocking(report, "check-deadline")}
-    assert late == {"consistency", "changes", "sweep-plan", "scripts", "digest"}
+    assert late == {"consistency", "changes", "sweep-plan", "launch", "scripts", "digest"}
     assert any(f.check == "dram" and f.severity is Severity.VERIFIED for f in report.findings)
 
 

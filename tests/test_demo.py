@@ -31,10 +31,13 @@ def test_demo_comment_is_clean_and_bilingual() -> None:
     english, chinese = halves(comment)
     # The verdict counts what was not checked (no registry in the demo, no PR for the sign-off).
     assert (
-        "### ❔ prbot review — no blocking issues, no warnings · 4 not checked (digest, codeowners, scripts)"
-        in english
+        "### ❔ prbot review — no blocking issues, no warnings · 6 not checked"
+        " (digest, codeowners, launch, scripts)" in english
     )
-    assert "### ❔ prbot 审阅 — 无阻塞问题，无警告 · 4 项未检查（digest、codeowners、scripts）" in chinese
+    assert (
+        "### ❔ prbot 审阅 — 无阻塞问题，无警告 · 6 项未检查（digest、codeowners、launch、scripts）"
+        in chinese
+    )
     assert "✅ prbot" not in comment
     assert "| `kimik3-fp4-mi355x-atom-agentic-mtp` | 未变（7 个并发） | 7 | 56 | ✅ |" in chinese
     # Both halves carry the same checks and the same numbers.

@@ -30,7 +30,7 @@ def test_neither_ref_with_a_master_config_is_never_a_clean_review(tmp_path: Path
     [warning] = [f for f in report["findings"] if f["severity"] == "warning"]
     assert warning["message_en"].startswith("Neither ref has a master config")
     unchecked = {f["check"] for f in report["findings"] if f["message_en"].startswith("Not checked: neither")}
-    assert unchecked == {"recipe-selection", "dram", "changes", "sweep-plan", "digest"}
+    assert unchecked == {"recipe-selection", "dram", "changes", "sweep-plan", "launch", "digest"}
     assert not [f for f in report["findings"] if f["severity"] == "verified" and f["check"] in unchecked]
     comment = subprocess.run(
         [sys.executable, "-m", "bot", *args, "--lang", "en"], capture_output=True, text=True

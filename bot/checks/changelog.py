@@ -14,7 +14,7 @@ from bot.findings import Finding, Severity, finding, from_problem
 from bot.model.changelog import Entry, gate
 from bot.model.dram import BUDGET_SETTING
 from bot.model.problems import Problem
-from bot.model.runs import same
+from bot.model.runs import RUNNER, same
 
 CHECK = "changelog"
 PLACEHOLDER = "XXX"
@@ -240,7 +240,7 @@ def _hardware_reads(change: KeyChange) -> tuple[list[str], list[str]]:
     read: set[str] = set()
     for run in change.changed:
         before = change.base_of(run)
-        old, new = before.parts[3], run.parts[3]
+        old, new = before.parts[RUNNER], run.parts[RUNNER]
         read |= {path for path in old.keys() | new.keys() if not same(old.get(path), new.get(path))}
         old_record, new_record = (r if isinstance(r, dict) else {} for r in (before.source[2], run.source[2]))
         names = old_record.keys() | new_record.keys()  # a record that came or went: all its fields

@@ -28,7 +28,7 @@ from bot.findings import Finding, Severity, finding
 from bot.model import schema
 from bot.model.master import Point
 from bot.model.recipe import Variant
-from bot.model.runs import same, segment, structure
+from bot.model.runs import VARIANT, same, segment, structure
 from bot.yamlsafe import frozen
 
 CHECK = "changes"
@@ -47,7 +47,7 @@ def settings_of(run: Run) -> dict[str, Any]:
 
 def _apart_from_variant(run: Run) -> dict[str, Any]:
     """A run's settings less those of the variant it selects."""
-    variant = run.parts[-1]
+    variant = run.parts[VARIANT]
     return {
         path: value
         for path, value in run.settings.items()

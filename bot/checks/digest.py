@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from bot.checks import images
 from bot.checks.context import CheckContext
 from bot.diff import image_uses
 from bot.findings import Finding, Severity, finding
@@ -77,12 +78,16 @@ def references(uses: Sequence[ImageUse]) -> list[str]:
 
 
 def run(ctx: CheckContext) -> list[Finding]:
-    """The check on the changed keys' images: the tags resolved by `ctx.resolve` (None: offline)."""
+    """The check on the changed keys' images: the pins against their tags, and every image a changed
+    run pulls (`bot.checks.images`), resolved by `ctx.resolve` (None: offline)."""
     uses = image_uses(ctx.diff)
+    pulled = images.pulls(ctx.diff)
     found = ctx.unreadable(CHECK)
     if ctx.resolve is None:
-        return found + check(uses, None, ctx.offline_reason)
-    return found + check(uses, ctx.resolve(references(uses)))
+        return found + check(uses, None, ctx.offline_reason) + images.check(pulled, None, ctx.offline_reason)
+    # One lookup per distinct image: the pins' tags and every image a changed run pulls.
+    answers = ctx.resolve(sorted({*references(uses), *images.references(pulled)}))
+    return found + check(uses, answers) + images.check(pulled, answers)
 
 
 def check(

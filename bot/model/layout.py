@@ -12,8 +12,9 @@ from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot
 
 E2E_ROOT = "inferencex-e2e/"
-# What a review reads, under either root: fetched in one batch by the action.
-DATA_PATHS = ("configs/", "benchmarks/", "perf-changelog.yaml", ".github/")
+# What a review reads, under either root: fetched in one batch by the action (`runners/`: the
+# launchers, which name the benchmark script a run executes).
+DATA_PATHS = ("configs/", "benchmarks/", "runners/", "perf-changelog.yaml", ".github/")
 # Before InferenceX moved them to the root (#1992), the master configs lived under `.github/`.
 OLDER_PREFIX = ".github/"
 OLDER_CONFIGS = ".github/configs/"

@@ -25,11 +25,16 @@ from bot.model.master import ConfigEntry, MasterFile, Parsed, Point, parse_maste
 from bot.model.problems import Problem, from_yaml
 from bot.model.recipe import Recipe, Variant, parse_recipe
 from bot.model.runners import record
+from bot.model.scripts import Launch, RunVars, follow, launchers
 from bot.model.selection import select
 from bot.sources.snapshot import Snapshot
 from bot.yamlsafe import MAX_DEPTH, YamlProblem, load_bytes
 
 CONCURRENCY_FIELDS = ("conc-list", "conc-start", "conc-end")
+# The parts of a run's settings, by name, in the order they are built (`Run.parts`): the entry's,
+# its scenario group's, its point's, what it reads of its runner's record, its recipe variant's,
+# and the benchmark scripts its launchers start.
+ENTRY, GROUP, POINT, RUNNER, VARIANT, LAUNCH = range(6)
 SCENARIO_FIELDS = ("scenarios", "seq-len-configs")  # an entry's matrix, not a setting of its own
 HARDWARE = "hardware"  # the prefix of a runner's runners.yaml record among a run's settings
 _MAX_DEPTH = 32  # deeper mappings are compared whole
@@ -150,27 +155,43 @@ class Run(NamedTuple):
     def sources(self) -> tuple[Any, ...]:
         """What the settings are made of, as parsed: the entry, its group, the point, the runner's
         record and the variant (the same object at both refs when its file's bytes are)."""
-        _, entry, hardware = self.source
+        ref, entry, hardware = self.source
         variant = self.variant.data if self.variant else None
-        return (entry, self.point.group_raw, self.point.raw, hardware, variant)
+        return (
+            entry,
+            self.point.group_raw,
+            self.point.raw,
+            hardware,
+            variant,
+            ref.executed(entry, self.point),
+        )
 
     @property
     def parts(self) -> tuple[dict[str, Any], ...]:
-        """The settings of the entry, the group, the point, the runner's hardware and the variant,
-        each worked out once per parsed object and shared by the runs that share it."""
+        """The settings of the entry, the group, the point, the runner's hardware, the variant and
+        the launched scripts (indexed by ENTRY … LAUNCH), each worked out once per parsed object
+        and shared by the runs that share it."""
         return tuple(self._part(i) for i in range(len(_ORIGINS) + 1))
 
     def _part(self, index: int) -> dict[str, Any]:
         ref, entry, hardware = self.source
-        if index == 0:
+        if index == ENTRY:
             return ref.flattened(entry, "", SCENARIO_FIELDS)
-        if index == 1:
+        if index == GROUP:
             return ref.group_settings(self.point)
-        if index == 2:
+        if index == POINT:
             return ref.flattened(self.point.raw, "", CONCURRENCY_FIELDS)
-        if index == 3:
+        if index == RUNNER:
             return ref.hardware_reads(self.point, hardware)
-        return ref.flattened(self.variant.data, "") if self.variant else {}
+        if index == VARIANT:
+            return ref.flattened(self.variant.data, "") if self.variant else {}
+        return ref.script_settings(ref.executed(entry, self.point))
+
+    @property
+    def launches(self) -> tuple[Launch, ...]:
+        """What each launcher of the run's runner starts for it (`bot.model.scripts`)."""
+        ref, entry, _ = self.source
+        return ref.executed(entry, self.point)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -263,6 +284,10 @@ class Ref:
         self._runners: tuple[Any, Problem | None] | None = None
         self._flat: dict[tuple[int, str, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
         self._reads: dict[tuple[Any, ...], tuple[Any, dict[str, Any]]] = {}
+        self._shell_files: frozenset[str] | None = None
+        self._has_launchers = False
+        self._launches: dict[tuple[RunVars, str | None], tuple[Launch, ...]] = {}
+        self._scripts: dict[tuple[Launch, ...], dict[str, Any]] = {}
 
     def raw(self, key: str) -> Any:
         """A key's entry as parsed (None when this ref has no such key)."""
@@ -334,6 +359,56 @@ class Ref:
         self._reads[slot] = (hardware, found)
         return found
 
+    @property
+    def shell_files(self) -> frozenset[str]:
+        """The launchers and benchmark files at this ref, relative to the root (listed once)."""
+        if self._shell_files is None:
+            root = self.layout.root
+            listed = [
+                *self.snapshot.list_files(root + "runners/"),
+                *self.snapshot.list_files(root + "benchmarks/"),
+            ]
+            self._shell_files = frozenset(path[len(root) :] for path in listed)
+            self._has_launchers = any(path.startswith("runners/launch_") for path in self._shell_files)
+        return self._shell_files
+
+    @property
+    def has_launchers(self) -> bool:
+        """Whether this ref holds runner launchers (`runners/launch_*.sh`) at all."""
+        return bool(self.shell_files) and self._has_launchers
+
+    def executed(self, entry: Any, point: Point) -> tuple[Launch, ...]:
+        """What the launchers of an entry's runner start for a point's runs, followed once per
+        distinct set of the variables that name scripts."""
+        if not isinstance(entry, dict) or not self.has_launchers:
+            return ()  # a repository without InferenceX's launchers: nothing to follow
+        found = run_vars(entry, point)
+        runner = entry.get("runner")
+        slot = (found, runner if isinstance(runner, str) else None)
+        if slot not in self._launches:
+            files = self.shell_files
+            self._launches[slot] = tuple(
+                self._follow(path, found) for path in launchers(self.runners[0], slot[1], files)
+            )
+        return self._launches[slot]
+
+    def _follow(self, launcher: str, found: RunVars) -> Launch:
+        data = self.snapshot.read(self.layout.root + launcher)
+        machine = launcher.removeprefix("runners/launch_").removesuffix(".sh") + "_0"
+        return follow(launcher, data, found.env(machine), self.shell_files)
+
+    def script_settings(self, launches: tuple[Launch, ...]) -> dict[str, Any]:
+        """A run's benchmark scripts as settings: `script` → each script's path and blob id, so
+        that a change of its bytes (or of which script runs) changes the run."""
+        if launches not in self._scripts:
+            names = []
+            for launch in launches:
+                if launch.script is not None:
+                    data = self.snapshot.read(self.layout.root + launch.script)
+                    names.append(f"{launch.script}@{blob_id(data)}" if data is not None else launch.script)
+            self._scripts[launches] = {"script": sorted(set(names))} if names else {}
+        return self._scripts[launches]
+
     def group_settings(self, point: Point) -> dict[str, Any]:
         """A point's scenario group's settings; the utilization as the exact decimal the DRAM
         budget uses (`0.6` and `"0.6"` budget the same)."""
@@ -359,7 +434,38 @@ class Ref:
         return runs
 
 
-_ORIGINS = ("group", "point", HARDWARE, "recipe")
+_ORIGINS = ("group", "point", HARDWARE, "recipe", "launch")
+
+
+def blob_id(data: bytes) -> str:
+    """A file's git blob id, shortened (what `git log` shows of it)."""
+    import hashlib
+
+    known = getattr(data, "blob", None)  # an `Oversized` file: its id is known, its bytes are not
+    if known:
+        return str(known)[:12]
+    return hashlib.sha1(b"blob %d\0" % len(data) + bytes(data), usedforsecurity=False).hexdigest()[:12]
+
+
+def run_vars(entry: dict[str, Any], point: Point) -> RunVars:
+    """The variables InferenceX's workflow hands the launcher for a point's runs."""
+
+    def text(value: Any) -> str:
+        return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+    return RunVars(
+        text(entry.get("model-prefix")),
+        text(entry.get("precision")),
+        text(entry.get("framework")),
+        point.spec_decoding,
+        point.scenario == "agentic-coding",
+        point.multinode,
+        text(entry.get("model")),
+        text(entry.get("image")),
+        text(entry.get("disagg")),
+        point.recipe or "",
+        str(point.tp),
+    )
 
 
 def _merged(parts: tuple[dict[str, Any], ...]) -> dict[str, Any]:

@@ -1,0 +1,453 @@
+"""What a run executes (DESIGN.md §1 "what a run executes"): the runner's launcher
+`runners/launch_<machine name up to the first _>.sh`, the benchmark script it starts, and the
+shared files that script sources (`benchmarks/benchmark_lib.sh`).
+
+The benchmark script is found as the launcher finds it: the launcher, read at the same ref, is
+parsed with a real bash parser (tree-sitter-bash) and its statements are followed with the run's
+variables (`EXP_NAME`, `PRECISION`, `FRAMEWORK`, `SPEC_DECODING`, `SCENARIO_SUBDIR`,
+`IS_MULTINODE`, …, as InferenceX's benchmark workflows set them). Only assignments, `[[ … ]]`
+tests (`-f` asks the ref's file list), `if`, `&&`/`||` lists and `$( [[ … ]] && printf … )`
+are followed; nothing is executed, every other command is taken to do nothing, loops and
+functions are not entered. The first `bash <benchmarks/…>` (or `exec bash`, `$(bash …)`) is the
+script the run executes; the `-f` tests before it are the names the launcher tried.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import posixpath
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+LAUNCHERS = "runners/"
+BENCHMARKS = "benchmarks/"
+_WORKSPACE = "\x00ws"  # $GITHUB_WORKSPACE: the repository root
+_UNKNOWN = "\x00?"  # a value the launcher's own commands would make: not followed
+_QUIET = frozenset({"true", ":", "export", "local", "set", "shift", "cd", "shopt", "unset", "trap"})
+_MAX_STEPS = 20_000  # statements followed per launcher and run (a launcher has about 1,000)
+
+
+class Launch(NamedTuple):
+    """What one launcher starts for one run: the benchmark script (None: none by name, e.g. a
+    multi-node run that hands its recipe to srtctl), the names it tried in order, whether that
+    script exists at the ref, and whether the launcher itself does."""
+
+    launcher: str
+    script: str | None
+    tried: tuple[str, ...]
+    exists: bool
+    launcher_exists: bool = True
+    unresolved: bool = False  # the launcher builds the name from something prbot does not follow
+
+
+class RunVars(NamedTuple):
+    """The variables InferenceX's workflow hands a launcher for a run (those that name scripts)."""
+
+    model_prefix: str
+    precision: str
+    framework: str
+    spec_decoding: str
+    agentic: bool
+    multinode: bool
+    model: str = ""
+    image: str = ""
+    disagg: str = ""
+    config_file: str = ""
+    tp: str = ""
+
+    def env(self, machine: str) -> dict[str, str]:
+        return {
+            "EXP_NAME": f"{self.model_prefix}_x",
+            "MODEL_PREFIX": self.model_prefix,
+            "PRECISION": self.precision,
+            "FRAMEWORK": self.framework,
+            "SPEC_DECODING": self.spec_decoding,
+            "SCENARIO_SUBDIR": "agentic/" if self.agentic else "fixed_seq_len/",
+            "IS_AGENTIC": "1" if self.agentic else "0",
+            "IS_MULTINODE": "true" if self.multinode else "false",
+            "MODEL": self.model,
+            "IMAGE": self.image,
+            "DISAGG": self.disagg,
+            "CONFIG_FILE": self.config_file,
+            "TP": self.tp,
+            "RUNNER_NAME": machine,
+            "GITHUB_WORKSPACE": _WORKSPACE,
+        }
+
+
+def launcher_path(machine: str) -> str:
+    """The launcher InferenceX's workflow runs on a machine (`launch_${RUNNER_NAME%%_*}.sh`)."""
+    return f"{LAUNCHERS}launch_{machine.split('_', 1)[0]}.sh"
+
+
+def machines(runners: Any, runner: str | None) -> list[str]:
+    """The machines a master-config runner label runs on (runners.yaml `labels:`)."""
+    labels = runners.get("labels") if isinstance(runners, dict) else None
+    listed = labels.get(runner) if isinstance(labels, dict) and isinstance(runner, str) else None
+    return [m for m in listed if isinstance(m, str) and m] if isinstance(listed, list) else []
+
+
+def launchers(runners: Any, runner: str | None, files: frozenset[str]) -> list[str]:
+    """The distinct launchers a runner label's machines run, in order. A label runners.yaml does
+    not list (its machines carry it in GitHub only) runs the launchers named after it
+    (`h200-dgxc` → `launch_h200-dgxc*.sh`, `cluster:` dropped); with none of those its machines,
+    and so its launchers, are not known (none)."""
+    found = [launcher_path(m) for m in machines(runners, runner)]
+    if not found and isinstance(runner, str) and runner:
+        name = runner.removeprefix("cluster:")
+        found = sorted(f for f in files if f.startswith(f"{LAUNCHERS}launch_{name}") and f.endswith(".sh"))
+    return list(dict.fromkeys(found))
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    import tree_sitter_bash  # imported on first use: a review with no scripts to follow never loads it
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+@lru_cache(maxsize=256)
+def parse(data: bytes) -> Node:
+    """A shell file's syntax tree (cached by its bytes: runs share launchers)."""
+    return _parser().parse(data).root_node
+
+
+class _Stop(Exception):
+    """The launcher reached the benchmark script (or `exit`): nothing after it names one."""
+
+
+class _Follow:
+    """One launcher followed for one run."""
+
+    def __init__(self, env: dict[str, str], files: frozenset[str]) -> None:
+        self.env = dict(env)
+        self.files = files
+        self.tried: list[str] = []
+        self.script: str | None = None
+        self.steps = 0
+        self.out: list[str] | None = None  # what printf/echo write inside `$( … )`
+
+    # -- statements
+    def block(self, nodes: list[Node]) -> bool:
+        status = True
+        for node in nodes:
+            status = self.statement(node)
+        return status
+
+    def statement(self, node: Node) -> bool:
+        self.steps += 1
+        if self.steps > _MAX_STEPS:
+            raise _Stop
+        kind = node.type
+        if kind in ("variable_assignment", "declaration_command"):
+            return self.assign(node)
+        if kind == "if_statement":
+            return self.if_(node)
+        if kind == "list":
+            return self.list_(node)
+        if kind == "test_command":
+            return self.test(node.named_children[0]) if node.named_children else False
+        if kind == "negated_command":
+            return not self.block(node.named_children)
+        if kind in ("compound_statement", "subshell", "program"):
+            return self.block(node.named_children)
+        if kind == "command":
+            return self.command(node)
+        if kind == "redirected_statement":
+            body = node.child_by_field_name("body")
+            return self.statement(body) if body is not None else True
+        if kind == "pipeline" and self.out is not None:
+            self.out.append(_UNKNOWN)  # what a pipeline prints is not known
+        return True  # loops, functions, case, pipelines: not entered
+
+    def assign(self, node: Node) -> bool:
+        if node.type == "declaration_command":
+            for child in node.named_children:
+                if child.type == "variable_assignment":
+                    self.assign(child)
+            return True
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is not None and name.type == "variable_name":
+            self.env[_text(name)] = self.value(value) if value is not None else ""
+        return True
+
+    def if_(self, node: Node) -> bool:
+        conditions = [c for c in node.children_by_field_name("condition") if c.is_named]
+        taken = self.block(conditions)
+        body = [
+            c
+            for c in node.named_children
+            if c.type not in ("elif_clause", "else_clause", "comment") and not _among(c, conditions)
+        ]
+        if taken:
+            return self.block(body)
+        for clause in node.named_children:
+            if clause.type == "elif_clause":
+                conds = [c for c in clause.children_by_field_name("condition") if c.is_named]
+                if self.block(conds):
+                    return self.block([c for c in clause.named_children if not _among(c, conds)])
+            elif clause.type == "else_clause":
+                return self.block(clause.named_children)
+        return True
+
+    def list_(self, node: Node) -> bool:
+        parts = [c for c in node.children if c.type != "comment"]
+        status = self.statement(parts[0])
+        for op, right in zip(parts[1::2], parts[2::2], strict=False):
+            if (op.type == "&&") == status:
+                status = self.statement(right)
+        return status
+
+    def command(self, node: Node) -> bool:
+        name_node = node.child_by_field_name("name")
+        name = self.value(name_node) if name_node is not None else ""
+        args = [c for c in node.children_by_field_name("argument")]
+        words = [self.value(a) for a in args]
+        if name == "exec" and words:
+            name, words = words[0], words[1:]
+        if name == "exit":
+            raise _Stop
+        if name in ("[", "test"):
+            return _bracket(words[:-1] if name == "[" and words[-1:] == ["]"] else words, self.files)
+        if name in ("printf", "echo"):
+            if self.out is not None:
+                text = words[0] if name == "printf" and words else " ".join(words)
+                self.out.append(text if name == "printf" else text + "\n")
+            return True
+        if self.out is not None and name not in _QUIET:
+            self.out.append(_UNKNOWN)  # what another program prints is not known
+        # `bash <script>`, also as the command another one starts (`srun … bash "$SCRIPT"`,
+        # `docker run --entrypoint=/bin/bash <image> <script>`).
+        line = [name, *words]
+        entrypoint = any(w.startswith("--entrypoint=") and w.endswith("bash") for w in words)
+        for word, after in itertools.pairwise(line):
+            path = _repo_path(after) if word in ("bash", "/bin/bash") or entrypoint else None
+            if path is not None and path.startswith(BENCHMARKS) and path.endswith(".sh"):
+                self.script = path
+                raise _Stop
+        return True
+
+    # -- tests
+    def test(self, node: Node) -> bool:
+        kind = node.type
+        if kind == "parenthesized_expression":
+            return self.test(node.named_children[0])
+        if kind == "unary_expression":
+            op = node.children[0]
+            operand = node.named_children[-1]
+            if op.type == "!":
+                return not self.test(operand)
+            value = self.value(operand)
+            flag = _text(op)
+            if flag in ("-f", "-e", "-s", "-r"):
+                path = _repo_path(value)
+                if path is None:
+                    return False
+                if path.startswith(BENCHMARKS) and path.endswith(".sh"):
+                    self.tried.append(path)
+                return path in self.files
+            if flag == "-d":
+                path = _repo_path(value)
+                return path is not None and any(f.startswith(path.rstrip("/") + "/") for f in self.files)
+            if flag == "-n":
+                return value != ""
+            if flag == "-z":
+                return value == ""
+            return False
+        if kind == "binary_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            op = node.child_by_field_name("operator")
+            opname = _text(op) if op is not None else ""
+            if opname == "&&":
+                return self.test(left) and self.test(right)
+            if opname == "||":
+                return self.test(left) or self.test(right)
+            if left is None or right is None:
+                return False
+            a, b = self.value(left), self.value(right)
+            if _UNKNOWN in a or _UNKNOWN in b:
+                return False
+            if opname in ("==", "="):
+                return _matches(a, b, right)
+            if opname == "!=":
+                return not _matches(a, b, right)
+            if opname == "=~":
+                try:
+                    return re.search(b, a) is not None
+                except re.error:
+                    return False
+            return False
+        return self.value(node) != ""
+
+    # -- words
+    def value(self, node: Node) -> str:
+        kind = node.type
+        if kind in ("word", "number", "string_content", "extglob_pattern", "regex"):
+            return _text(node)
+        if kind == "raw_string":
+            return _text(node)[1:-1]
+        if kind in ("string", "concatenation"):
+            parts = []
+            for child in node.children:
+                if child.type == '"':
+                    continue
+                if child.is_named:
+                    parts.append(self.value(child))
+                else:
+                    parts.append(_text(child))
+            return "".join(parts)
+        if kind == "simple_expansion":
+            return self.env.get(_text(node)[1:], "")
+        if kind == "expansion":
+            return self.expansion(node)
+        if kind == "command_substitution":
+            return self.substitution(node)
+        if kind == "command_name":
+            return self.value(node.named_children[0]) if node.named_children else ""
+        return _UNKNOWN
+
+    def expansion(self, node: Node) -> str:
+        named = node.named_children
+        if not named or named[0].type != "variable_name":
+            return _UNKNOWN
+        value = self.env.get(_text(named[0]), "")
+        ops = [c for c in node.children if not c.is_named and c.type not in ("${", "}")]
+        if not ops:
+            return value if len(named) == 1 else _UNKNOWN
+        op = ops[0].type
+        arg = "".join(self.value(c) for c in named[1:]) if len(named) > 1 else ""
+        if op in (":-", "-"):
+            return value if value or (op == "-" and _text(named[0]) in self.env) else arg
+        if op in ("%%", "%", "##", "#"):
+            return _strip(value, arg, op)
+        return _UNKNOWN
+
+    def substitution(self, node: Node) -> str:
+        saved, self.out = self.out, []
+        try:
+            for child in node.named_children:
+                self.statement(child)
+            return "".join(self.out).rstrip("\n")
+        except _Stop:
+            raise
+        finally:
+            self.out = saved
+
+
+def _bracket(words: list[str], files: frozenset[str]) -> bool:
+    """`[ … ]` / `test …` of one flag or one comparison (anything else: false)."""
+    if any(_UNKNOWN in w for w in words):
+        return False
+    if len(words) == 1:
+        return words[0] != ""
+    if len(words) == 2:
+        flag, value = words
+        if flag == "-n":
+            return value != ""
+        if flag == "-z":
+            return value == ""
+        if flag in ("-f", "-e"):
+            return _repo_path(value) in files
+        return False
+    if len(words) == 3 and words[1] in ("=", "==", "!="):
+        return (words[0] == words[2]) == (words[1] != "!=")
+    return False
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+def _among(node: Node, nodes: list[Node]) -> bool:
+    return any(node.start_byte == n.start_byte and node.end_byte == n.end_byte for n in nodes)
+
+
+def _matches(value: str, pattern: str, node: Node) -> bool:
+    """`[[ a == b ]]`: an unquoted right side is a glob pattern."""
+    if node.type in ("string", "raw_string") or not any(ch in pattern for ch in "*?["):
+        return value == pattern
+    return fnmatch.fnmatchcase(value, pattern)
+
+
+def _strip(value: str, pattern: str, op: str) -> str:
+    """`${v%%p}`, `${v%p}`, `${v##p}`, `${v#p}` with a glob `p`."""
+    spans = range(len(value) + 1)
+    if op in ("%%", "%"):
+        order = spans if op == "%%" else reversed(spans)
+        for i in order:
+            if fnmatch.fnmatchcase(value[i:], pattern):
+                return value[:i]
+        return value
+    order = reversed(spans) if op == "##" else spans
+    for i in order:
+        if fnmatch.fnmatchcase(value[:i], pattern):
+            return value[i:]
+    return value
+
+
+def _repo_path(value: str) -> str | None:
+    """A path the launcher names, from the repository root (None: outside it, or unknown)."""
+    if _UNKNOWN in value:
+        return None
+    if value.startswith(_WORKSPACE):
+        value = value[len(_WORKSPACE) :]
+    elif value.startswith("/"):
+        return None
+    path = posixpath.normpath(value.lstrip("/"))
+    return None if path.startswith("..") or path == "." else path
+
+
+def follow(launcher: str, data: bytes | None, env: dict[str, str], files: frozenset[str]) -> Launch:
+    """The benchmark script a launcher (its bytes; None: missing) starts for a run's variables,
+    `files` being the ref's files under `benchmarks/`."""
+    if data is None:
+        return Launch(launcher, None, (), False, launcher_exists=False)
+    walk = _Follow(env, files)
+    try:
+        walk.block(parse(bytes(data)).named_children)
+    except _Stop:
+        pass
+    except RecursionError:
+        return Launch(launcher, None, tuple(walk.tried), False, unresolved=True)
+    script = walk.script
+    tried = tuple(dict.fromkeys([*walk.tried, *([script] if script else [])]))
+    return Launch(launcher, script, tried, script is not None and script in files)
+
+
+def sourced(script: str, data: bytes | None, files: frozenset[str]) -> tuple[str, ...]:
+    """The repository files a benchmark script sources (`source "$(dirname "$0")/../benchmark_lib.sh"`,
+    `source "$ROOT/benchmarks/…"`), those that exist at the ref."""
+    if data is None:
+        return ()
+    found: list[str] = []
+    stack = [parse(bytes(data))]
+    folder = posixpath.dirname(script)
+    while stack:
+        node = stack.pop()
+        if node.type == "command":
+            name = node.child_by_field_name("name")
+            args = node.children_by_field_name("argument")
+            if name is not None and _text(name) in ("source", ".") and args:
+                path = _sourced_path(_text(args[0]).strip("\"'"), folder)
+                if path in files and path not in found:
+                    found.append(path)
+            continue
+        stack.extend(reversed(node.named_children))
+    return tuple(found)
+
+
+def _sourced_path(word: str, folder: str) -> str | None:
+    for prefix in ('$(dirname "$0")', "$(dirname $0)", "${BASH_SOURCE%/*}"):
+        if word.startswith(prefix):
+            return posixpath.normpath(folder + word[len(prefix) :])
+    at = word.find("/" + BENCHMARKS)
+    if word.startswith("$") and at >= 0:
+        return word[at + 1 :]
+    return None

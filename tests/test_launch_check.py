@@ -1,0 +1,114 @@
+"""The `launch` check and script changes on the real InferenceX files (runfiles history head):
+a PR that edits only a per-key benchmark script changes that key's runs, a new key whose script
+the launcher cannot find blocks, a shared file is named once."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.local import LocalRequest, run_local
+from bot.report import Report
+from tests.conftest import commit, replace
+
+SCRIPT = "benchmarks/single_node/fixed_seq_len/dsr1_fp8_mi355x.sh"  # the fallback name
+KEY = "dsr1-fp8-mi355x-sglang"
+
+
+@pytest.fixture
+def checkout(runfiles_history: Path, tmp_path: Path) -> tuple[Path, str]:
+    repo = tmp_path / "ix"
+    subprocess.run(["git", "clone", "-q", str(runfiles_history), str(repo)], check=True)
+    if not (repo / SCRIPT).exists():
+        pytest.skip(f"{SCRIPT} is not at this head")
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return repo, head.stdout.strip()
+
+
+def _review(repo: Path, base: str, head: str) -> Report:
+    return run_local(LocalRequest(str(repo), base, head, offline=True))[0]
+
+
+def _ids(report: Report, severity: str) -> list[str]:
+    return [f.message_id for f in report.findings if f.severity == severity]
+
+
+def test_a_pr_that_edits_only_a_benchmark_script_changes_its_key_and_needs_an_entry(
+    checkout: tuple[Path, str],
+) -> None:
+    repo, base = checkout
+    head = commit(repo, {SCRIPT: lambda text: text + "export SGLANG_EXTRA_FLAG=1\n"})
+    report = _review(repo, base, head)
+    assert KEY in report.changed_keys
+    assert "script" in report.changed_keys[KEY]
+    (named,) = [f for f in report.findings if f.message_id == "launch-script-changed"]
+    assert named.params["path"] == SCRIPT
+    assert (named.params["added"], named.params["removed"]) == (1, 0)
+    assert KEY in named.params["keys"]
+    # No changelog entry: the coverage rule blocks, as for a recipe change.
+    (missing,) = [f for f in report.findings if f.message_id == "changelog-missing"]
+    assert missing.severity == "blocking"
+    assert KEY in missing.params["keys"]
+    common = report.changes[KEY]["common"]
+    assert any(s["path"] == "script" for s in common)
+
+
+def test_a_new_key_whose_script_does_not_exist_blocks_naming_the_names_tried(
+    checkout: tuple[Path, str],
+) -> None:
+    repo, base = checkout
+    master = repo / "configs" / "amd-master.yaml"
+    text = master.read_text()
+    start = text.index(f"\n{KEY}:") + 1
+    end = text.index("\n\n", start)
+    block = text[start:end].replace(f"{KEY}:", "dsr1x-fp8-mi355x-sglang:", 1)
+    block = block.replace("model-prefix: dsr1\n", "model-prefix: dsr1x\n", 1)
+    head = commit(repo, {"configs/amd-master.yaml": text + "\n" + block + "\n"})
+    report = _review(repo, base, head)
+    missing = [f for f in report.findings if f.message_id == "launch-script-missing"]
+    assert missing and missing[0].severity == "blocking"
+    assert missing[0].config_key == "dsr1x-fp8-mi355x-sglang"
+    assert missing[0].params["tried"] == [
+        "benchmarks/single_node/fixed_seq_len/dsr1x_fp8_mi355x_sglang.sh",
+        "benchmarks/single_node/fixed_seq_len/dsr1x_fp8_mi355x.sh",
+    ]
+
+
+def test_a_shared_file_is_named_once_and_changes_no_key(checkout: tuple[Path, str]) -> None:
+    repo, base = checkout
+    head = commit(
+        repo,
+        {"runners/launch_mi355x-amds.sh": replace("#!/usr/bin/env bash\n", "#!/usr/bin/env bash\n# c\n")},
+    )
+    report = _review(repo, base, head)
+    assert report.changed_keys == {}
+    (shared,) = [f for f in report.findings if f.message_id == "launch-shared-changed"]
+    assert shared.params["reach"] == "mi355x-amds"
+    assert "launch-shared-no-entry" in _ids(report, "warning")
+    assert not _ids(report, "blocking")
+
+
+CONTAINER_RECIPE = (
+    "benchmarks/multi_node/srt-slurm-recipes/trtllm/deepseek-v4/agentx-gb300-20260811/"
+    "dynamo-disagg-gb300-1p4d-dep4-tep8-c4-b1-mtp.yaml"
+)
+
+
+def test_a_multinode_recipe_whose_container_is_not_the_keys_image_blocks(checkout: tuple[Path, str]) -> None:
+    repo, base = checkout
+    if not (repo / CONTAINER_RECIPE).exists():
+        pytest.skip(f"{CONTAINER_RECIPE} is not at this head")
+    old = "  container: nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc24\n"
+    head = commit(repo, {CONTAINER_RECIPE: replace(old, old.replace("1.3.0rc24", "1.3.0rc25"))})
+    report = _review(repo, base, head)
+    found = [f for f in report.findings if f.message_id == "launch-container-image"]
+    assert [f.config_key for f in found] == ["dsv4-fp4-gb300-dynamo-trt-agentx"]
+    assert found[0].severity == "blocking"
+    assert found[0].params["container"].endswith("1.3.0rc25")
+    assert found[0].params["image"].endswith("1.3.0rc24")
+    # The same recipe edit that keeps the container equal to the image does not block.
+    fixed = commit(repo, {CONTAINER_RECIPE: replace("1.3.0rc25", "1.3.0rc24")})
+    again = _review(repo, head, fixed)
+    assert not [f for f in again.findings if f.message_id == "launch-container-image"]

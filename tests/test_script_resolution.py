@@ -1,0 +1,155 @@
+"""What a run executes (bot/model/scripts.py) agrees with InferenceX's launchers themselves.
+
+For every run of every config key, at the head of the real runfiles history (upstream
+843c6254f, #2707) and at a sample of its earlier commits, prbot's resolution of the benchmark
+script each launcher starts is compared with the launcher run in bash: the real launcher, from a
+checkout of that commit, with the run's variables, where only assignments, tests and
+printf/echo execute (tests/data/launcher_oracle.sh; every other command is skipped, loops are
+not entered). A disagreement fails the test."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import tarfile
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+
+from bot.model.runs import Ref, Shared, run_vars
+from bot.model.scripts import _WORKSPACE
+from bot.settings import MASTER_CONFIGS
+from bot.sources.git import GitRepo
+
+ORACLE = Path(__file__).parent / "data" / "launcher_oracle.sh"
+SAMPLE = 2  # earlier commits, evenly spaced over the history
+
+
+def _checkout(repo: Path, sha: str, into: Path) -> Path:
+    """The launchers and benchmark files of a commit, written out (bash tests `-f` on them)."""
+    data = subprocess.run(
+        ["git", "-C", str(repo), "archive", sha, "runners", "benchmarks"], capture_output=True, check=True
+    ).stdout
+    into.mkdir(parents=True)
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def _bash(folder: Path, launcher: str, env: dict[str, str]) -> str | None:
+    """The benchmark script the launcher starts, as bash finds it."""
+    out = folder / ".oracle-out"
+    out.write_text("")
+    # Loops are not entered (as prbot does not): a loop waiting on a skipped command never ends.
+    text = (folder / launcher).read_text()
+    text = re.sub(r"^(\s*)while\s", r"\1while false \&\& ", text, flags=re.M)
+    text = re.sub(r"^(\s*)until\s", r"\1until true || ", text, flags=re.M)
+    copy = folder / ".oracle-launcher.sh"
+    copy.write_text(text)
+    variables = {k: (str(folder) if v == _WORKSPACE else v) for k, v in env.items()}
+    variables.update(PATH="/usr/bin:/bin", HOME=str(folder))
+    shell = subprocess.Popen(
+        [
+            "bash",
+            "-c",
+            'exec 3>"$1"; cd "$2"; source "$3" "$4"',
+            "oracle",
+            str(out),
+            str(folder),
+            str(ORACLE),
+            str(copy),
+        ],
+        env=variables,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        shell.wait(timeout=1)
+    except subprocess.TimeoutExpired:
+        pass  # a loop waiting on a command that was skipped: what it named so far is the answer
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGKILL)
+        shell.wait()
+    found = out.read_text().strip()
+    if not found:
+        return None
+    return os.path.normpath(os.path.relpath(found if found.startswith("/") else folder / found, folder))
+
+
+def _agreement(repo: Path, sha: str, folder: Path) -> tuple[int, list[str]]:
+    """(runs compared, disagreements) at one commit: every (point, launcher) of every key, each
+    distinct set of variables asked of bash once."""
+    git = GitRepo.open(repo)
+    ref = Ref(git.snapshot(sha), MASTER_CONFIGS, Shared())
+    checkout = _checkout(repo, sha, folder / sha[:10])
+    asked: dict[tuple, str | None] = {}
+    runs = 0
+    wrong = []
+    for key in ref.keys:
+        entry = ref.entry(key)
+        for point in entry.points if entry else ():
+            for launch in ref.executed(entry.raw, point):
+                if not launch.launcher_exists:
+                    continue
+                found = run_vars(entry.raw, point)
+                machine = launch.launcher.removeprefix("runners/launch_").removesuffix(".sh") + "_0"
+                slot = (found, launch.launcher)
+                if slot not in asked:
+                    asked[slot] = _bash(checkout, launch.launcher, found.env(machine))
+                runs += len(point.concurrencies)
+                if asked[slot] != launch.script:
+                    wrong.append(
+                        f"{sha[:10]} {key} {launch.launcher}: prbot {launch.script}, bash {asked[slot]}"
+                    )
+    return runs, wrong
+
+
+def _commits(repo: Path) -> list[str]:
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%H", "--first-parent"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    older = log[1:-1]  # the first commit predates the move of the master configs (#1992)
+    step = max(1, len(older) // SAMPLE)
+    return [log[0], *older[step - 1 :: step][:SAMPLE]]
+
+
+def test_every_run_at_head_and_in_history_starts_the_script_the_launcher_starts(
+    runfiles_history: Path, tmp_path: Path
+) -> None:
+    total = 0
+    wrong: list[str] = []
+    commits = _commits(runfiles_history)
+    for sha in commits:
+        runs, bad = _agreement(runfiles_history, sha, tmp_path)
+        assert runs > 1000, f"{sha[:10]}: only {runs} runs resolved"
+        total += runs
+        wrong += bad
+    print(f"\nscript resolution: {total - len(wrong)} of {total} runs agree at {len(commits)} commits")
+    assert not wrong, "\n".join(wrong[:20])
+
+
+def test_a_key_without_a_framework_named_script_runs_the_launchers_fallback(runfiles_history: Path) -> None:
+    """At the head, `dsr1-fp8-mi355x-sglang` has no `…_mi355x_sglang.sh`: launch_mi355x-amds.sh
+    tests its SCRIPT_FW name first and runs SCRIPT_FALLBACK (checked by hand)."""
+    git = GitRepo.open(runfiles_history)
+    ref = Ref(git.snapshot("HEAD"), MASTER_CONFIGS, Shared())
+    entry = ref.entry("dsr1-fp8-mi355x-sglang")
+    if entry is None:
+        pytest.skip("the key is not at this head")
+    (launch,) = set(ref.executed(entry.raw, entry.points[0]))
+    assert launch.launcher == "runners/launch_mi355x-amds.sh"
+    assert launch.tried == (
+        "benchmarks/single_node/fixed_seq_len/dsr1_fp8_mi355x_sglang.sh",
+        "benchmarks/single_node/fixed_seq_len/dsr1_fp8_mi355x.sh",
+    )
+    assert launch.script == launch.tried[1]
+    assert launch.exists
