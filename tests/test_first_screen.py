@@ -135,8 +135,8 @@ def test_no_variant_serves_names_the_selector_that_fails_and_both_values(review_
     assert {f.params["concurrency"] for f in none} == {14, 16}
     [c14] = [f for f in none if f.params["concurrency"] == 14]
     wrong = ["benchmark.env.KV_OFFLOADING", "dram", "none"]
-    assert ["override_tp8_dcp8_c14_lmcache", *wrong] in c14.params["misses"]
-    assert all(miss[1:] == wrong for miss in c14.params["misses"])  # only the nearest variants
+    assert ("override_tp8_dcp8_c14_lmcache", *wrong) in c14.params["misses"]
+    assert all(list(miss[1:]) == wrong for miss in c14.params["misses"])  # only the nearest variants
     variant = "override_tp8_dcp8_c14_lmcache"
     assert f"{variant} has benchmark.env.KV_OFFLOADING dram where the point has none." in en(c14)
     assert f"{variant}的 benchmark.env.KV_OFFLOADING 为 dram，而该点为 none。" in zh(c14)

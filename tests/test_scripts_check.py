@@ -435,7 +435,7 @@ def test_a_pr_that_breaks_no_rule_adds_nothing_above_the_folds(review_example) -
     first_fold = comment.index("<details>")
     first_screen = comment[:first_fold]
     assert "**scripts**" not in first_screen and first_screen.count("scripts") == 1
-    assert "not checked (digest, codeowners, scripts)" in first_screen
+    assert "not checked (digest, codeowners, launch, scripts)" in first_screen
     checked = comment.split("What was checked", 1)[1].split("</details>", 1)[0]
     assert "**scripts** — InferenceX's reviewer rules hold on what this PR adds or changes." in checked
 
