@@ -112,3 +112,31 @@ def test_a_multinode_recipe_whose_container_is_not_the_keys_image_blocks(checkou
     fixed = commit(repo, {CONTAINER_RECIPE: replace("1.3.0rc25", "1.3.0rc24")})
     again = _review(repo, head, fixed)
     assert not [f for f in again.findings if f.message_id == "launch-container-image"]
+
+
+def test_a_container_alias_is_neither_compared_with_the_image_nor_asked_of_a_registry(
+    checkout: tuple[Path, str],
+) -> None:
+    """Fifteen merged InferenceX PRs (#2113, #2157, #2121, …) run multi-node SGLang recipes whose
+    `model.container` is `dynamo-sglang`, a name the cluster's srtslurm.yaml maps to an image: it is
+    no image reference, so it neither blocks as "not the key's image" nor goes to a registry."""
+    from bot.checks import images
+
+    assert images.is_alias("dynamo-sglang") and images.is_alias("dynamo-trtllm")
+    assert not any(
+        images.is_alias(name)
+        for name in (
+            "lmsysorg/sglang:v0.5.12",
+            "nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc24",
+            "ubuntu:24.04",
+        )
+    )
+    repo, base = checkout
+    if not (repo / CONTAINER_RECIPE).exists():
+        pytest.skip(f"{CONTAINER_RECIPE} is not at this head")
+    old = "  container: nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc24\n"
+    head = commit(repo, {CONTAINER_RECIPE: replace(old, "  container: dynamo-trtllm\n")})
+    report = _review(repo, base, head)
+    assert not [f for f in report.findings if f.message_id == "launch-container-image"]
+    pulled = [f.params["image"] for f in report.findings if f.message_id.startswith("image-")]
+    assert pulled and "dynamo-trtllm" not in pulled

@@ -1,7 +1,8 @@
 """Part of `digest`: every image a changed run pulls (the entry's `image`, and `model.container`
-of the recipes it runs) is checked against its registry: the tag resolves and can be pulled
-without a login (InferenceX's runners pull anonymously); a local path or a `.sqsh` file blocks
-without asking. Pure: the engine asks the registry (`references`) and passes the answers in."""
+of the recipes it runs, unless that is a cluster-side alias such as `dynamo-sglang`) is checked
+against its registry: the tag resolves and can be pulled without a login (InferenceX's runners
+pull anonymously); a local path or a `.sqsh` file blocks without asking. Pure: the engine asks
+the registry (`references`) and passes the answers in."""
 
 from __future__ import annotations
 
@@ -36,11 +37,19 @@ def pulls(diff: ReviewDiff) -> list[Pull]:
             for variant in recipe.candidates(None) if recipe else ():
                 model = variant.data.get("model") if isinstance(variant.data, dict) else None
                 container = model.get("container") if isinstance(model, dict) else None
-                if isinstance(container, str):
+                if isinstance(container, str) and not is_alias(container):
                     images.append(container)
         for image in images:
             found.setdefault((image, change.key), Pull(image, change.key, change.file, change.line))
     return list(found.values())
+
+
+def is_alias(container: str) -> bool:
+    """Whether a recipe's `model.container` is a name srt-slurm looks up in the cluster's own
+    `srtslurm.yaml` (`dynamo-sglang`), not an image reference: a bare word with no registry, path,
+    tag or enroot `#`. What it stands for is outside the repository, so it is not asked of a
+    registry nor compared with the key's image."""
+    return not any(mark in container for mark in "/:#@")
 
 
 def _local(image: str) -> bool:

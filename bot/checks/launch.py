@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 
-from bot.checks import sweep_rules
+from bot.checks import images, sweep_rules
 from bot.checks.context import CheckContext
 from bot.diff import ScriptChanges
 from bot.findings import Finding, Severity, finding
@@ -66,7 +66,8 @@ def _missing(ctx: CheckContext) -> list[Finding]:
 
 def _containers(ctx: CheckContext) -> list[Finding]:
     """AGENTS.md: for image bumps a multi-node recipe's `model.container` equals the entry's
-    `image`. Blocking for each recipe the PR changed that a multi-node key runs with another."""
+    `image`. Blocking for each recipe the PR changed that a multi-node key runs with another image
+    (a cluster-side alias such as `dynamo-sglang` names no image here: `images.is_alias`)."""
     changed = set(ctx.diff.changed_recipes)
     found = []
     for change in ctx.live_keys():
@@ -81,6 +82,7 @@ def _containers(ctx: CheckContext) -> list[Finding]:
                     if isinstance(v.data, dict)
                     and isinstance(v.data.get("model"), dict)
                     and isinstance(v.data["model"].get("container"), str)
+                    and not images.is_alias(v.data["model"]["container"])
                 }
             )
             for container in containers:
