@@ -526,7 +526,10 @@ def compute(
         (problems if moved.message_id == "layout-two-trees" else notices).append(moved)
     for change in keys.values():
         if change.head is not None:
-            problems.extend(change.head.problems)
+            # A key changed only through what its runs read (a recipe, a script, its runner's
+            # record) has the same entry at both refs: its entry's problems were there before the
+            # PR, so they are notices, as a duplicate run the base had already is.
+            (problems if change.entry_changed else notices).extend(change.head.problems)
             notices.extend(change.head.notices)
         for run in change.duplicates:  # one the base had already is not this PR's doing
             (notices if _same_run(run) in change.known_duplicates else problems).append(

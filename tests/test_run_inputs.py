@@ -256,3 +256,24 @@ def test_a_sentence_about_every_other_point_is_not_a_claim_about_the_bullets_con
     about_c1 = body.replace(bullet_end, bullet_end + " It keeps `ATOM_MONO_ENABLE=0`.")
     [wrong] = [f for f in review_example(body=about_c1).findings if f.message_id in claims]
     assert wrong.params["scope"] == [1]
+
+
+def test_a_key_changed_only_through_its_recipe_keeps_its_entrys_old_problems_as_warnings(example) -> None:
+    """#2110 and #2178 changed only the benchmark scripts of keys whose entries already held a
+    `kv-offload-backend` string today's schema refuses: the PR did not write it, so it warns (as
+    a duplicate run the base had already does); an entry the PR edits still blocks on it."""
+    from bot.findings import Severity
+    from bot.local import run_local
+    from tests.conftest import MASTER, RECIPE, commit, replace
+
+    c14 = "conc-list: [14, 16]"
+    broken = commit(example.path, {MASTER: replace(c14, f"bogus-field: 1, {c14}")})
+    recipe_only = commit(example.path, {RECIPE: replace("max-num-seqs: 28", "max-num-seqs: 24")})
+    report = run_local(example.request(base=broken, head=recipe_only))[0]
+    assert report.changed_keys, "the recipe edit changes the key's runs"
+    found = [f for f in report.findings if f.message_id == "schema-unknown-field"]
+    assert found and all(f.severity is Severity.WARNING for f in found)
+    edited = run_local(example.request(base=example.head, head=broken))[0]
+    assert any(
+        f.message_id == "schema-unknown-field" and f.severity is Severity.BLOCKING for f in edited.findings
+    )
