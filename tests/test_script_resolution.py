@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
+import shutil
 import signal
 import subprocess
 import tarfile
@@ -21,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from bot.model.runs import Ref, Shared, run_vars
-from bot.model.scripts import _WORKSPACE
+from bot.model.scripts import _WORKSPACE, RunVars
 from bot.settings import MASTER_CONFIGS
 from bot.sources.git import GitRepo
 
@@ -40,73 +42,83 @@ def _checkout(repo: Path, sha: str, into: Path) -> Path:
     return into
 
 
-def _bash(folder: Path, launcher: str, env: dict[str, str]) -> str | None:
-    """The benchmark script the launcher starts, as bash finds it."""
+def _bash(folder: Path, launcher: str, envs: list[dict[str, str]]) -> list[str | None]:
+    """The benchmark script the launcher starts for each set of variables, as bash finds it: one
+    bash for the launcher, each set run in a subshell of its own (its variables exported there,
+    nothing else shared), stopped after 1 s."""
     out = folder / ".oracle-out"
-    out.write_text("")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
     # Loops are not entered (as prbot does not): a loop waiting on a skipped command never ends.
-    text = (folder / launcher).read_text()
+    text = (folder / launcher).read_text()  # through a symlinked launcher, as bash reads it
     text = re.sub(r"^(\s*)while\s", r"\1while false \&\& ", text, flags=re.M)
     text = re.sub(r"^(\s*)until\s", r"\1until true || ", text, flags=re.M)
     copy = folder / ".oracle-launcher.sh"
     copy.write_text(text)
-    variables = {k: (str(folder) if v == _WORKSPACE else v) for k, v in env.items()}
-    variables.update(PATH="/usr/bin:/bin", HOME=str(folder))
+    lines = [f"cd {shlex.quote(str(folder))}"]
+    for i, env in enumerate(envs):
+        exports = " ".join(
+            f"{k}={shlex.quote(str(folder) if v == _WORKSPACE else v)}" for k, v in sorted(env.items())
+        )
+        lines.append(
+            f"( export {exports}; source {shlex.quote(str(ORACLE))} {shlex.quote(str(copy))} "
+            f"3>{shlex.quote(str(out / str(i)))} ) & p=$!; ( sleep 1; kill -KILL $p ) & w=$!; "
+            "wait $p; kill $w"
+        )
+    driver = folder / ".oracle-driver.sh"
+    driver.write_text("\n".join(lines) + "\n")
     shell = subprocess.Popen(
-        [
-            "bash",
-            "-c",
-            'exec 3>"$1"; cd "$2"; source "$3" "$4"',
-            "oracle",
-            str(out),
-            str(folder),
-            str(ORACLE),
-            str(copy),
-        ],
-        env=variables,
+        ["bash", str(driver)],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     try:
-        shell.wait(timeout=1)
-    except subprocess.TimeoutExpired:
-        pass  # a loop waiting on a command that was skipped: what it named so far is the answer
+        shell.wait(timeout=30 + 2 * len(envs))
     finally:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(shell.pid, signal.SIGKILL)
+            os.killpg(shell.pid, signal.SIGKILL)  # and the watchdogs' sleeps
         shell.wait()
-    found = out.read_text().strip()
-    if not found:
-        return None
-    return os.path.normpath(os.path.relpath(found if found.startswith("/") else folder / found, folder))
+    found = []
+    for i in range(len(envs)):
+        named = (out / str(i)).read_text().strip()  # absent: bash did not run that set at all
+        found.append(
+            os.path.normpath(os.path.relpath(named if named.startswith("/") else folder / named, folder))
+            if named
+            else None
+        )
+    return found
 
 
 def _agreement(repo: Path, sha: str, folder: Path) -> tuple[int, list[str]]:
     """(runs compared, disagreements) at one commit: every (point, launcher) of every key, each
-    distinct set of variables asked of bash once."""
+    distinct set of variables asked of bash once (one bash per launcher)."""
     git = GitRepo.open(repo)
     ref = Ref(git.snapshot(sha), MASTER_CONFIGS, Shared())
     checkout = _checkout(repo, sha, folder / sha[:10])
-    asked: dict[tuple, str | None] = {}
-    runs = 0
-    wrong = []
+    asked: dict[str, dict[RunVars, int]] = {}  # launcher → variables → their place in its batch
+    compared = []
     for key in ref.keys:
         entry = ref.entry(key)
         for point in entry.points if entry else ():
             for launch in ref.executed(entry.raw, point):
-                if not launch.launcher_exists:
-                    continue
-                found = run_vars(entry.raw, point)
-                machine = launch.launcher.removeprefix("runners/launch_").removesuffix(".sh") + "_0"
-                slot = (found, launch.launcher)
-                if slot not in asked:
-                    asked[slot] = _bash(checkout, launch.launcher, found.env(machine))
-                runs += len(point.concurrencies)
-                if asked[slot] != launch.script:
-                    wrong.append(
-                        f"{sha[:10]} {key} {launch.launcher}: prbot {launch.script}, bash {asked[slot]}"
-                    )
+                if launch.launcher_exists:
+                    found = run_vars(entry.raw, point)
+                    asked.setdefault(launch.launcher, {}).setdefault(found, len(asked[launch.launcher]))
+                    compared.append((key, launch, found, len(point.concurrencies)))
+    answers = {}
+    for launcher, sets in asked.items():
+        machine = launcher.removeprefix("runners/launch_").removesuffix(".sh") + "_0"
+        answers[launcher] = _bash(checkout, launcher, [found.env(machine) for found in sets])
+    runs = 0
+    wrong = []
+    for key, launch, found, count in compared:
+        runs += count
+        bash = answers[launch.launcher][asked[launch.launcher][found]]
+        if bash != launch.script:
+            wrong.append(f"{sha[:10]} {key} {launch.launcher}: prbot {launch.script}, bash {bash}")
     return runs, wrong
 
 

@@ -25,7 +25,7 @@ from bot.model.master import ConfigEntry, MasterFile, Parsed, Point, parse_maste
 from bot.model.problems import Problem, from_yaml
 from bot.model.recipe import Recipe, Variant, parse_recipe
 from bot.model.runners import record
-from bot.model.scripts import Launch, RunVars, follow, launchers
+from bot.model.scripts import Launch, RunVars, follow, launchers, resolved
 from bot.model.selection import select
 from bot.sources.snapshot import Snapshot
 from bot.yamlsafe import MAX_DEPTH, YamlProblem, load_bytes
@@ -393,7 +393,7 @@ class Ref:
         return self._launches[slot]
 
     def _follow(self, launcher: str, found: RunVars) -> Launch:
-        data = self.snapshot.read(self.layout.root + launcher)
+        data = resolved(launcher, lambda path: self.snapshot.read(self.layout.root + path), self.shell_files)
         machine = launcher.removeprefix("runners/launch_").removesuffix(".sh") + "_0"
         return follow(launcher, data, found.env(machine), self.shell_files)
 

@@ -22,6 +22,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tree_sitter import Node, Parser
 
 LAUNCHERS = "runners/"
@@ -30,6 +32,7 @@ _WORKSPACE = "\x00ws"  # $GITHUB_WORKSPACE: the repository root
 _UNKNOWN = "\x00?"  # a value the launcher's own commands would make: not followed
 _QUIET = frozenset({"true", ":", "export", "local", "set", "shift", "cd", "shopt", "unset", "trap"})
 _MAX_STEPS = 20_000  # statements followed per launcher and run (a launcher has about 1,000)
+_MAX_LINKS = 8  # symlinks followed from a launcher to the file it is
 
 
 class Launch(NamedTuple):
@@ -402,6 +405,36 @@ def _repo_path(value: str) -> str | None:
         return None
     path = posixpath.normpath(value.lstrip("/"))
     return None if path.startswith("..") or path == "." else path
+
+
+def link_target(path: str, data: bytes, files: frozenset[str]) -> str | None:
+    """The file a symlinked launcher is (`launch_b200-dgxc-slurm.sh` → `launch_b200-dgxc.sh`), or
+    None for a launcher that is a file. A source gives a symlink's bytes as git stores them: its
+    target, relative to its folder, on one line without a newline. Bytes that are one such name
+    of another file under `runners/` or `benchmarks/` are taken as that (as a script, such a file
+    would only run a command of that name from PATH, which holds no repository folder)."""
+    if not data or len(data) > 4096 or b"\n" in data or b"\0" in data or data.startswith(b"/"):
+        return None
+    try:
+        target = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if target.split() != [target]:
+        return None
+    found = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return found if found != path and found in files else None
+
+
+def resolved(launcher: str, read: Callable[[str], bytes | None], files: frozenset[str]) -> bytes | None:
+    """A launcher's bytes, through its symlinks (at most `_MAX_LINKS`; a longer chain, as a loop,
+    is missing, as bash finds it)."""
+    path, data = launcher, read(launcher)
+    for _ in range(_MAX_LINKS + 1):
+        target = link_target(path, data, files) if data is not None else None
+        if target is None:
+            return data
+        path, data = target, read(target)
+    return None
 
 
 def follow(launcher: str, data: bytes | None, env: dict[str, str], files: frozenset[str]) -> Launch:
