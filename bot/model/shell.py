@@ -166,22 +166,20 @@ class _Assignment(NamedTuple):
 
 def _unescape_double(text: str) -> str:
     """The characters a backslash escapes inside "…" in bash."""
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text) and text[i + 1] in '"\\$`\n':
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(text[i])
-        i += 1
-    return "".join(out)
+    return _unescape(text, '"\\$`\n')
 
 
 def _unescape_word(text: str) -> str:
+    """An unquoted word: a backslash escapes any character."""
+    return _unescape(text, None)
+
+
+def _unescape(text: str, escapable: str | None) -> str:
+    """`text` with each backslash before a character of `escapable` (None: any) removed; a
+    backslash-newline is a line continuation and leaves nothing."""
     out, i = [], 0
     while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and (escapable is None or text[i + 1] in escapable):
             if text[i + 1] != "\n":
                 out.append(text[i + 1])
             i += 2
