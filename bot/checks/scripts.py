@@ -58,9 +58,7 @@ def _sources(files: PrFiles) -> tuple[list[Source], list[Finding]]:
         if changed.head is None or changed.base == changed.head:
             continue  # deleted, or only its mode changed
         try:
-            if len(changed.head) > MAX_BYTES:
-                raise ScriptTooLarge(f"{len(changed.head)} bytes (limit {MAX_BYTES})")
-            script = parse(bytes(changed.head))
+            script = parse(changed.head)  # refuses by `len()` first, so an `Oversized` file too
         except ScriptTooLarge as exc:
             out.append(
                 finding(
