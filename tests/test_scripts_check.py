@@ -449,3 +449,16 @@ def test_changed_lines_of_a_hostile_script_are_found_in_bounded_time() -> None:
     touched = scripts.touched_lines(b"x\n" * 120_000, b"x\ny\n" * 60_000)
     assert time.monotonic() - started < 5
     assert touched is not None and {2 * i for i in range(1, 60_001)} <= touched
+
+
+def test_a_changed_script_over_the_size_limit_blocks_and_is_not_parsed(review_example) -> None:
+    """A script past the reader's limit (a hostile PR's 300 KB of `echo`) is refused with a
+    blocking finding naming it; no rule is decided on what could not be read."""
+    from bot.model.shell import MAX_BYTES
+
+    path = "benchmarks/single_node/agentic/kimik3_fp4_mi355x_atom_mtp.sh"
+    body = "#!/usr/bin/env bash\n" + "echo x\n" * (MAX_BYTES // 7 + 1)
+    report = review_example({path: body})
+    found = [f for f in report.findings if f.message_id == "scripts-too-large"]
+    assert [(f.severity, f.file) for f in found] == [(Severity.BLOCKING, path)]
+    assert str(MAX_BYTES) in found[0].params["reason"]
