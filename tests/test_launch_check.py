@@ -11,7 +11,7 @@ import pytest
 
 from bot.local import LocalRequest, run_local
 from bot.report import Report
-from tests.conftest import commit, replace
+from tests.conftest import commit, replace, squash_merge
 
 SCRIPT = "benchmarks/single_node/fixed_seq_len/dsr1_fp8_mi355x.sh"  # the fallback name
 KEY = "dsr1-fp8-mi355x-sglang"
@@ -140,3 +140,50 @@ def test_a_container_alias_is_neither_compared_with_the_image_nor_asked_of_a_reg
     assert not [f for f in report.findings if f.message_id == "launch-container-image"]
     pulled = [f.params["image"] for f in report.findings if f.message_id.startswith("image-")]
     assert pulled and "dynamo-trtllm" not in pulled
+
+
+def test_a_script_edited_only_in_comments_or_eval_branches_changes_no_run(checkout: tuple[Path, str]) -> None:
+    repo, base = checkout
+    head = commit(
+        repo,
+        {
+            SCRIPT: lambda text: replace("# Reference\n", "# Reference (checked 2026-08-01)\n")(
+                replace("    setup_eval_context\n", "    setup_eval_context\n    export EVAL_TIMEOUT=7200\n")(
+                    text
+                )
+            )
+        },
+    )
+    report = _review(repo, base, head)
+    assert report.changed_keys == {}
+    (same,) = [f for f in report.findings if f.message_id == "launch-script-same-code"]
+    assert same.params["path"] == SCRIPT and KEY in same.params["keys"]
+    assert same.params["added"] == 2 and same.params["removed"] == 1
+    assert "changelog-missing" not in _ids(report, "blocking")
+
+
+@pytest.mark.parametrize(
+    ("number", "why"),
+    [
+        (2531, "rewords a comment in glm5.2_fp4_b300_sglang_mtp.sh"),
+        (2561, "rewords comments in three MTP scripts"),
+        (1947, "wraps each agentic replay in `if EVAL_ONLY … else … fi`"),
+    ],
+)
+def test_real_script_edits_that_change_no_throughput_run_need_no_entry(
+    runfiles_history: Path, number: int, why: str
+) -> None:
+    """Merged without a changelog entry, rightly: no throughput command changed."""
+    parent, merged, _ = squash_merge(runfiles_history, number)
+    report = _review(runfiles_history, parent, merged)
+    assert "changelog-missing" not in _ids(report, "blocking"), why
+    assert [f for f in report.findings if f.message_id == "launch-script-same-code"], why
+    assert not [key for key, aspects in report.changed_keys.items() if aspects == ["script"]], why
+
+
+def test_a_real_script_edit_that_changes_the_replay_still_needs_an_entry(runfiles_history: Path) -> None:
+    """#2178 moved the cache-warmup flag out of three scripts into benchmark_lib.sh."""
+    parent, merged, _ = squash_merge(runfiles_history, 2178)
+    report = _review(runfiles_history, parent, merged)
+    (missing,) = [f for f in report.findings if f.message_id == "changelog-missing"]
+    assert "dsv4-fp4-b200-vllm-agentic" in missing.params["keys"]

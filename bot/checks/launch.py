@@ -3,7 +3,8 @@
 Every head run of a changed key starts, through each launcher of its runner, a benchmark script
 that exists at the head (else blocking, naming the names the launcher tries); a missing launcher
 blocks too. The per-key benchmark scripts the PR changed are named with their size in lines and
-the keys whose runs start them (those keys are changed keys: `bot.diff`); a changed shared file
+the keys whose runs start them (those keys are changed keys: `bot.diff`), or said to change no
+run when only their comments, layout or eval-only branches changed; a changed shared file
 (a runner launcher, `benchmark_lib.sh`) is named once, with the runs it reaches, and asks for a
 changelog entry only as a warning (docs/checks.md#launch says which rule and why).
 """
@@ -16,6 +17,7 @@ from bot.checks import images, sweep_rules
 from bot.checks.context import CheckContext
 from bot.diff import ScriptChanges
 from bot.findings import Finding, Severity, finding
+from bot.model.script_code import code_id
 
 CHECK = "launch"
 _MAX_LINES = 20_000  # files longer than this are counted, not compared line by line
@@ -95,6 +97,13 @@ def _containers(ctx: CheckContext) -> list[Finding]:
     return found
 
 
+def _runs_differ(scripts: ScriptChanges, path: str) -> bool:
+    """Whether a benchmark script runs something else in a throughput run at the head: not
+    only its comments, layout or eval-only branches changed (`script_code.code_id`)."""
+    old, new = (snapshot.read(scripts.root + path) for snapshot in (scripts.base, scripts.head))
+    return old is None or new is None or code_id(old) != code_id(new)
+
+
 def _size(scripts: ScriptChanges, path: str) -> tuple[int, int]:
     """Lines added and removed between the base and the head of a file."""
     texts = []
@@ -118,9 +127,8 @@ def _changed(scripts: ScriptChanges, ctx: CheckContext) -> list[Finding]:
     for path, keys in sorted(scripts.per_key.items()):
         added, removed = _size(scripts, path)
         params = {"path": path, "added": added, "removed": removed, "keys": keys}
-        found.append(
-            finding(CHECK, Severity.INFO, "launch-script-changed", file=scripts.root + path, **params)
-        )
+        message = "launch-script-changed" if _runs_differ(scripts, path) else "launch-script-same-code"
+        found.append(finding(CHECK, Severity.INFO, message, file=scripts.root + path, **params))
     for path in scripts.unused:
         added, removed = _size(scripts, path)
         params = {"path": path, "added": added, "removed": removed}

@@ -25,6 +25,7 @@ from bot.model.master import ConfigEntry, MasterFile, Parsed, Point, parse_maste
 from bot.model.problems import Problem, from_yaml
 from bot.model.recipe import Recipe, Variant, parse_recipe
 from bot.model.runners import record
+from bot.model.script_code import code_id
 from bot.model.scripts import Launch, RunVars, follow, launchers, resolved
 from bot.model.selection import select
 from bot.sources.snapshot import Snapshot
@@ -398,14 +399,15 @@ class Ref:
         return follow(launcher, data, found.env(machine), self.shell_files)
 
     def script_settings(self, launches: tuple[Launch, ...]) -> dict[str, Any]:
-        """A run's benchmark scripts as settings: `script` → each script's path and blob id, so
-        that a change of its bytes (or of which script runs) changes the run."""
+        """A run's benchmark scripts as settings: `script` → each script's path and code id, so
+        that a change of what it runs (or of which script runs) changes the run; a change of
+        its comments or of its eval-only branches does not (`script_code`)."""
         if launches not in self._scripts:
             names = []
             for launch in launches:
                 if launch.script is not None:
                     data = self.snapshot.read(self.layout.root + launch.script)
-                    names.append(f"{launch.script}@{blob_id(data)}" if data is not None else launch.script)
+                    names.append(f"{launch.script}@{code_id(data)}" if data is not None else launch.script)
             self._scripts[launches] = {"script": sorted(set(names))} if names else {}
         return self._scripts[launches]
 
@@ -435,16 +437,6 @@ class Ref:
 
 
 _ORIGINS = ("group", "point", HARDWARE, "recipe", "launch")
-
-
-def blob_id(data: bytes) -> str:
-    """A file's git blob id, shortened (what `git log` shows of it)."""
-    import hashlib
-
-    known = getattr(data, "blob", None)  # an `Oversized` file: its id is known, its bytes are not
-    if known:
-        return str(known)[:12]
-    return hashlib.sha1(b"blob %d\0" % len(data) + bytes(data), usedforsecurity=False).hexdigest()[:12]
 
 
 def run_vars(entry: dict[str, Any], point: Point) -> RunVars:
