@@ -78,9 +78,9 @@ def test_a_new_key_whose_script_does_not_exist_blocks_naming_the_names_tried(
 
 def test_a_shared_file_is_named_once_and_changes_no_key(checkout: tuple[Path, str]) -> None:
     repo, base = checkout
+    launcher = "runners/launch_mi355x-amds.sh"
     head = commit(
-        repo,
-        {"runners/launch_mi355x-amds.sh": replace("#!/usr/bin/env bash\n", "#!/usr/bin/env bash\n# c\n")},
+        repo, {launcher: replace("#!/usr/bin/env bash\n", "#!/usr/bin/env bash\nexport NCCL_DEBUG=INFO\n")}
     )
     report = _review(repo, base, head)
     assert report.changed_keys == {}
@@ -88,6 +88,12 @@ def test_a_shared_file_is_named_once_and_changes_no_key(checkout: tuple[Path, st
     assert shared.params["reach"] == "mi355x-amds"
     assert "launch-shared-no-entry" in _ids(report, "warning")
     assert not _ids(report, "blocking")
+    # A comment alone changes nothing a run executes: named, with no warning.
+    commented = commit(repo, {launcher: replace("#!/usr/bin/env bash\n", "#!/usr/bin/env bash\n# c\n")})
+    quiet = _review(repo, head, commented)
+    named = [f.message_id for f in quiet.findings if f.check == "launch" and f.file == launcher]
+    assert named == ["launch-shared-same-code"]
+    assert "launch-shared-no-entry" not in _ids(quiet, "warning")
 
 
 CONTAINER_RECIPE = (

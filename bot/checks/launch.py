@@ -98,8 +98,8 @@ def _containers(ctx: CheckContext) -> list[Finding]:
 
 
 def _runs_differ(scripts: ScriptChanges, path: str) -> bool:
-    """Whether a benchmark script runs something else in a throughput run at the head: not
-    only its comments, layout or eval-only branches changed (`script_code.code_id`)."""
+    """Whether a shell file runs something else in a throughput run at the head: not only its
+    comments, layout or eval-only branches changed (`script_code.code_id`)."""
     old, new = (snapshot.read(scripts.root + path) for snapshot in (scripts.base, scripts.head))
     return old is None or new is None or code_id(old) != code_id(new)
 
@@ -140,10 +140,10 @@ def _changed(scripts: ScriptChanges, ctx: CheckContext) -> list[Finding]:
         added, removed = _size(scripts, path)
         reach = _reach(path)
         params = {"path": path, "added": added, "removed": removed, "reach": reach}
-        found.append(
-            finding(CHECK, Severity.INFO, "launch-shared-changed", file=scripts.root + path, **params)
-        )
-        if not entries:
+        differs = _runs_differ(scripts, path)
+        message = "launch-shared-changed" if differs else "launch-shared-same-code"
+        found.append(finding(CHECK, Severity.INFO, message, file=scripts.root + path, **params))
+        if differs and not entries:
             found.append(
                 finding(
                     CHECK, Severity.WARNING, "launch-shared-no-entry", file=scripts.root + path, path=path
