@@ -8,7 +8,9 @@
 #
 # The base is pinned by digest (a Docker action is built on every run, and a moving tag changed
 # from bookworm to trixie once already); Dependabot (.github/dependabot.yml) proposes the new
-# digest when the tag moves. docs/action.md says where the digest comes from and how to change it.
+# digest when the tag moves. docs/action.md says where the digest comes from (public pins of the
+# same tag; not yet checked against Docker Hub, which the build machines here cannot reach) and
+# how to change it.
 
 FROM python:3.12-slim-bookworm@sha256:782412e85d0f0984994c290652577d4018aff08145c85b262bb63dc0c7522254 AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
