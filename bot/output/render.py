@@ -108,6 +108,20 @@ def _cell(markdown: str) -> str:
     return markdown.replace("|", "\\|")
 
 
+#: Between two CJK characters, or a space before one (`GPU 时间`).
+_CJK = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
+_CJK_GAP = re.compile(f"(?<=[{_CJK}])(?=[{_CJK}])| (?=[{_CJK}])")
+WORD_JOINER, NO_BREAK_SPACE = "\u2060", "\u00a0"
+
+
+def unbroken(text: str) -> str:
+    """A short Chinese word that a narrow table column must not break (`扫描运行数`, not `扫描运
+    / 行数`): a browser may break a line between any two CJK characters, and GitHub keeps neither
+    `<nobr>` nor a style, so a WORD JOINER goes between them and a space before one is a no-break
+    space. English text is returned as it is."""
+    return _CJK_GAP.sub(lambda m: NO_BREAK_SPACE if m.group() else WORD_JOINER, text)
+
+
 @cache
 def layout() -> Any:
     """The template's macros, one per piece of the comment."""
@@ -121,6 +135,7 @@ def layout() -> Any:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["cell"] = _cell
+    env.filters["unbroken"] = unbroken
     env.globals.update(t=_t, code=textsafe.md_code, fence=textsafe.fence_for, marks=MARKS)
     return env.get_template("comment.md.j2").module
 
@@ -430,7 +445,7 @@ def _key_row(lang: str, key: str, report: Report, mark: str) -> dict[str, str]:
         runs_text = _t(lang, "ui-runs", count=len(runs), changed=changed)
         hours = _key_hours(plan, len(runs))
     else:
-        runs_text, hours = _t(lang, "ui-no-sweep"), "—"
+        runs_text, hours = unbroken(_t(lang, "ui-no-sweep")), "—"
     return {
         "key": textsafe.md_code(key),
         "published": published,
