@@ -124,6 +124,20 @@ def test_a_sequence_length_config_removed_whole_is_named() -> None:
     assert detailed["rows"][0]["runs"] == "1k1k: all 3 runs" and detailed["rows"][0]["what"] == "removed run"
 
 
+def test_a_recipe_without_overrides_is_shown_as_its_defaults_not_base() -> None:
+    """#2709's runs each use a flat recipe, whose one variant the model calls `base`: the variant
+    column read `base`, a name no recipe file has. A named variant keeps its name, as code."""
+    runs = [{**_run(c, "changed", 8), "variant_base": "base", "variant_head": "base"} for c in (20, 30)]
+    runs.append({**_run(60, "changed", 8), "variant_base": "override_c60", "variant_head": "base"})
+    rows = {
+        lang: render._key_view(lang, "k", {"common": [], "runs": runs}, True)["rows"] for lang in ("en", "zh")
+    }
+    assert [row["variants"] for row in rows["en"]] == [
+        "the recipe's defaults, `override_c60` → the recipe's defaults"
+    ]
+    assert rows["zh"][0]["variants"] == "配方的默认设置、`override_c60` → 配方的默认设置"
+
+
 def test_2263_says_1k1k_removed(history: Path) -> None:
     """#2263 deprecated the 1k1k configurations: the changes view says so for each key."""
     report = _review(history, 2263)

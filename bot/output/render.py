@@ -287,15 +287,25 @@ def _labels(lang: str, runs: list[dict[str, Any]], topologies: bool) -> str:
     return messages.separator(lang).join(shown)
 
 
+#: The name the model gives the one variant of a recipe without overrides (`bot.model.recipe`).
+DEFAULTS = "base"
+
+
+def _variant(lang: str, name: str) -> str:
+    """A variant as the variant column shows it: its name, or for a recipe's defaults (no
+    override) those words, not the model's name `base`."""
+    return _t(lang, "ui-variant-defaults") if name == DEFAULTS else textsafe.md_code(name)
+
+
 def _variants(lang: str, runs: list[dict[str, Any]]) -> str:
     names: list[str] = []
     for run in runs:
         base, head = run.get("variant_base"), run.get("variant_head")
-        name = textsafe.md_code(head or base) if head or base else "—"
+        name = _variant(lang, head or base) if head or base else "—"
         if base and head and base != head:
-            name = f"{textsafe.md_code(base)} → {name}"
+            name = f"{_variant(lang, base)} → {name}"
         elif base and not head and run.get("status") == "changed":  # selects no variant at the head
-            name = f"{textsafe.md_code(base)} → —"
+            name = f"{_variant(lang, base)} → —"
         if name not in names:
             names.append(name)
     return messages.separator(lang).join(
