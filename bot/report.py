@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.checks.changes_view import KeyChanges
 from bot.findings import CHECK_IDS, Finding, Severity
 from bot.model.changelog import LastLine
 
@@ -21,7 +22,7 @@ class Report:
     sweep_plan: dict[str, Any] = field(default_factory=dict)
     changed_keys: dict[str, list[str]] = field(default_factory=dict)
     # Per changed key, what each run serves at base and at head (bot.checks.changes).
-    changes: dict[str, Any] = field(default_factory=dict)
+    changes: dict[str, KeyChanges] = field(default_factory=dict)
     # The head changelog's last line, where an appended entry goes, when the PR changed the
     # changelog (the inline review suggests the drafted entry there); not in the JSON report.
     changelog_end: LastLine | None = None

@@ -30,9 +30,15 @@ def _halves(markdown: str) -> tuple[str, str]:
     return halves(markdown)
 
 
+def _read(cell: str) -> str:
+    """A cell as a reader reads it: word joiners are invisible, a no-break space is a space."""
+    return cell.replace("\u2060", "").replace("\u00a0", " ")
+
+
 def _table(html, header: list[str]) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
     """The visible table with this header, as its rows by their first cell."""
-    [rows] = [rows for visible, rows in html.tables if visible and rows and rows[0] == header]
+    tables = [[[_read(cell) for cell in row] for row in rows] for visible, rows in html.tables if visible]
+    [rows] = [rows for rows in tables if rows and rows[0] == header]
     return {row[0]: row[1:] for row in rows[1:]}
 
 
@@ -102,6 +108,22 @@ def test_the_seed_pr_has_its_sections_in_order_and_empty_ones_left_out(review_ex
     assert what == "ATOM_MONO_ENABLE 设为 0" and variants.startswith("override_tp8_c4、")
     for number in ("1028 GB", "1799 GB", "3,095,781 MiB", "C48"):
         assert number in english and number in chinese
+
+
+def test_chinese_table_headers_cannot_break_inside_a_word(review_example) -> None:
+    """A browser may break a line between any two Chinese characters, and GitHub keeps no `<nobr>`:
+    in a narrow column the header read 扫描运 / 行数. Each header joins its characters (GitHub's
+    renderer keeps the WORD JOINER); the English headers are left as they are."""
+    english, chinese = _halves(render_comment(review_example()))
+    headers = [rows[0] for visible, rows in parse_html(chinese).tables if visible and rows]
+    assert [[_read(cell) for cell in header] for header in headers] == [
+        ["配置键", "并发集合", "扫描运行数", "GPU 时间", "结论"],
+        ["并发", "变体", "该处的改动"],
+    ]
+    for cell in (cell for header in headers for cell in header):
+        assert re.search("[\u4e00-\u9fff](?=[\u4e00-\u9fff])| (?=[\u4e00-\u9fff])", cell) is None, cell
+    english_headers = [rows[0] for visible, rows in parse_html(english).tables if visible and rows]
+    assert english_headers[0] == KEY_HEADER and "\u2060" not in str(english_headers)
 
 
 def test_blocking_and_warnings_come_right_after_the_key_table(review_example) -> None:

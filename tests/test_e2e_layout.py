@@ -50,7 +50,7 @@ def test_image_bump_on_the_real_files(e2e_repo: tuple[Path, str]) -> None:
     by_id = {f.message_id: f for f in report.findings}
     assert by_id["selection-ok"].severity is Severity.VERIFIED
     assert "each of its 7 runs selects exactly one variant" in en(by_id["selection-ok"])
-    variants = {r["concurrency"]: r["variant_head"] for r in report.changes[KEY]["runs"]}
+    variants = {r.concurrency: r.variant_head for r in report.changes[KEY].runs}
     assert variants[56] == "override_tp8_dcp8_c56_lmcache"  # each run's variant, in the changes view
     blocks = sorted(
         (f.params["utilization"], f.params["total"])

@@ -7,6 +7,7 @@ renders it (cmark-gfm, `tests.mdcheck`)."""
 
 from __future__ import annotations
 
+from bot.checks.changes_view import KeyChanges, RunChange, Setting, Status, Topology
 from bot.findings import Severity, finding
 from bot.output import report_json
 from bot.output.messages import en, zh
@@ -75,12 +76,13 @@ def test_an_identity_setting_that_changed_is_shown_as_that_change(review_example
     """#2709's shape: `kv-offloading` none → dram on some points is one change per run, paired
     with its base run, not a new run and a removed run."""
     report = review_example({MASTER: replace(C1_C4, C1_C4_DRAM)})
-    runs = {run["concurrency"]: run for run in report.changes[KEY]["runs"]}
-    assert {runs[c]["status"] for c in (1, 4)} == {"changed"}
-    assert "added" not in {run["status"] for run in runs.values()}
-    assert runs[1]["topology"]["kv_offloading"] == "dram"
-    assert runs[1]["topology_base"]["kv_offloading"] == "none" and "topology_base" not in runs[14]
-    assert {"path": "kv-offloading", "base": "none", "head": "dram"} in runs[1]["settings"]
+    runs = {run.concurrency: run for run in report.changes[KEY].runs}
+    assert {runs[c].status for c in (1, 4)} == {"changed"}
+    assert "added" not in {run.status for run in runs.values()}
+    assert runs[1].topology.kv_offloading == "dram"
+    assert runs[1].topology_base is not None and runs[1].topology_base.kv_offloading == "none"
+    assert runs[14].topology_base is None
+    assert Setting("kv-offloading", "none", "dram") in runs[1].settings
     assert '"topology_base"' in report_json.dumps(report)  # the JSON report carries it
     comment = render_comment(report)
     lines, _ = _screens(comment)
@@ -95,6 +97,12 @@ def test_settings_changed_at_every_run_are_not_called_as_before(review_example) 
     assert "as before" not in comment and "与之前相同" not in comment
 
 
+def _run(concurrency: int, status: Status) -> RunChange:
+    """A run of a 1k1k TP8 point, with no settings of its own."""
+    topology = Topology("fixed-seq-len", 1024, 1024, 8, 1, 1, 1, 1, False, "none", "none")
+    return RunChange(concurrency, topology, None, None, status, ())
+
+
 def test_many_keys_share_one_line_each_fact_counted_over_its_keys() -> None:
     """#2169's shape: four keys, the image bumped to one tag from three, runs added on two."""
     image = [("v0.21.0", 2), ("v0.22.0", 1), ("nightly-3f0a91bb", 1)]
@@ -103,10 +111,9 @@ def test_many_keys_share_one_line_each_fact_counted_over_its_keys() -> None:
         key = f"dsv4-{index}"
         keys.append(key)
         sets[key] = {"base": [1, 2], "head": [1, 2]}
-        common = [{"path": "image", "base": f"vllm/vllm-openai:{old}", "head": "vllm/vllm-openai:v0.25.0"}]
-        runs = [{"concurrency": 1, "status": "as-before", "settings": []}]
-        runs += [{"concurrency": 2, "status": "added", "settings": []}] * (index % 2)
-        changes[key] = {"common": common, "runs": runs}
+        common = (Setting("image", f"vllm/vllm-openai:{old}", "vllm/vllm-openai:v0.25.0"),)
+        runs = [_run(1, "as-before")] + [_run(2, "added")] * (index % 2)
+        changes[key] = KeyChanges(common, tuple(runs))
     [line] = change_lines(sets, changes, keys)
     assert line.key is None and line.keys == 4
     (image_fact, on), (added, on_added) = line.facts
@@ -115,7 +122,7 @@ def test_many_keys_share_one_line_each_fact_counted_over_its_keys() -> None:
 
 
 def test_a_key_whose_runs_did_not_change_says_so() -> None:
-    facts = key_facts({"base": [1], "head": [1]}, {"common": [], "runs": []})
+    facts = key_facts({"base": [1], "head": [1]}, KeyChanges((), ()))
     assert [f.message_id for f in facts] == ["screen-no-run-changed"]
 
 

@@ -51,8 +51,8 @@ def test_a_pr_that_edits_only_a_benchmark_script_changes_its_key_and_needs_an_en
     (missing,) = [f for f in report.findings if f.message_id == "changelog-missing"]
     assert missing.severity == "blocking"
     assert KEY in missing.params["keys"]
-    common = report.changes[KEY]["common"]
-    assert any(s["path"] == "script" for s in common)
+    common = report.changes[KEY].common
+    assert any(s.path == "script" for s in common)
 
 
 def test_a_new_key_whose_script_does_not_exist_blocks_naming_the_names_tried(

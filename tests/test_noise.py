@@ -122,9 +122,9 @@ def test_the_canary_names_its_parallelism_config_and_never_a_removed_run(history
     assert "canary C1 (1k1k TP8); 4 eval jobs; 52 runs removed." in text
     assert "C1 · C1" not in text and "removed C1" not in text
     removed_at_c1 = [
-        (r["topology"]["tp"], r["topology"]["ep"])
-        for r in report.changes[key]["runs"]
-        if r["status"] == "removed" and r["concurrency"] == 1
+        (r.topology.tp, r.topology.ep)
+        for r in report.changes[key].runs
+        if r.status == "removed" and r.concurrency == 1
     ]
     assert removed_at_c1 and (8, 1) not in removed_at_c1  # the canary's run is not among them
     assert "canary 为 C1（1k1k TP8）" in zh(plan) and "删除了 52 次运行" in zh(plan)

@@ -109,9 +109,7 @@ def test_a_dram_value_changes_runs_only_below_the_cap(
     report = _review(repo, base, head)
     assert bool(report.changes) is changes
     for key, change in report.changes.items():  # only agentic DRAM runs, through their budget
-        paths = {s["path"] for s in change["common"]} | {
-            s["path"] for run in change["runs"] for s in run["settings"]
-        }
+        paths = {s.path for s in change.common} | {s.path for run in change.runs for s in run.settings}
         assert paths == {"total-cpu-dram-gb"}, key
 
 
@@ -175,8 +173,8 @@ def test_2708_2709_stale_offload_labels_of_flat_recipes_warn_and_need_no_entry(
     assert "No changelog entry may be needed" in en(only)
     # Each point switched to DRAM is shown as that change of its run, not as a new run.
     [change] = report.changes.values()
-    assert not {run["status"] for run in change["runs"]} & {"added", "removed"}
-    common = {s["path"]: (s["base"], s["head"]) for s in change["common"]}
+    assert not {run.status for run in change.runs} & {"added", "removed"}
+    common = {s.path: (s.base, s.head) for s in change.common}
     assert common["kv-offloading"][1] == "dram"  # #2708 wrote none, #2709 left it out
 
 
@@ -237,8 +235,8 @@ def test_two_disagg_points_that_differ_only_in_kv_p2p_transfer_are_two_runs(e2e:
     head = commit(repo, {path: replace(QWEN_NEXT, copy + QWEN_NEXT)})
     report = _review(repo, base, head)
     assert not _found(report, "runs-duplicate")
-    runs = report.changes["qwen3.5-fp4-gb300-dynamo-sglang"]["runs"]
-    assert sorted(r["status"] for r in runs if r["concurrency"] == 2048) == ["added", "as-before"]
+    runs = report.changes["qwen3.5-fp4-gb300-dynamo-sglang"].runs
+    assert sorted(r.status for r in runs if r.concurrency == 2048) == ["added", "as-before"]
 
 
 def test_a_sentence_about_every_other_point_is_not_a_claim_about_the_bullets_concurrency(

@@ -109,7 +109,7 @@ RATIO = "      RANDOM_RANGE_RATIO: '0.8'\n      USE_CHAT_TEMPLATE: 'false'\n"
 
 
 def _common_changes(report: Report, key: str) -> dict[str, tuple[object, object]]:
-    return {s["path"]: (s["base"], s["head"]) for s in report.changes[key]["common"]}
+    return {s.path: (s.base, s.head) for s in report.changes[key].common}
 
 
 def test_a_dotted_key_does_not_hide_the_setting_it_spells(e2e: tuple[Path, str]) -> None:
@@ -128,7 +128,7 @@ def test_a_dotted_key_does_not_hide_the_setting_it_spells(e2e: tuple[Path, str])
     report = _review(repo, base, head)
     common = _common_changes(report, QWEN_KEY)
     assert common == {"benchmark.env.RANDOM_RANGE_RATIO": ("0.8", "0.5")}
-    assert len(report.changes[QWEN_KEY]["runs"]) == 21
+    assert len(report.changes[QWEN_KEY].runs) == 21
     [missing] = _found(report, "changelog-missing")
     assert missing.severity is Severity.BLOCKING and QWEN_KEY in missing.params["keys"]
 
@@ -184,13 +184,9 @@ def test_a_long_list_edited_at_every_run_is_compared_in_seconds(e2e: tuple[Path,
     started = time.perf_counter()
     report = _review(repo, base, head)
     assert time.perf_counter() - started < 10  # minutes, when each item was looked for in the other list
-    runs = report.changes[QWEN_KEY]["runs"]
+    runs = report.changes[QWEN_KEY].runs
     path = "roles.agg.args.cuda-graph-sizes"
-    changed = {
-        (r["topology"]["tp"], s["path"], len(s["added"]), len(s["removed"]))
-        for r in runs
-        for s in r["settings"]
-    }
+    changed = {(r.topology.tp, s.path, len(s.added), len(s.removed)) for r in runs for s in r.settings}
     assert len(runs) == 21 and changed == {
         (2, path, 4000, 4000),
         (4, path, 4000, 4000),
@@ -287,9 +283,9 @@ def test_the_last_config_file_is_the_recipe_reviewed(runfiles: tuple[Path, str],
     report = _review(repo, base, head)
     common = _common_changes(report, DSV4_KEY)
     # The runs of that point now start from the second recipe: its name and topology are theirs.
-    runs = [r for r in report.changes[DSV4_KEY]["runs"] if r["status"] == "changed"]
-    assert {r["concurrency"] for r in runs} == {1, 8, 16, 32} and not common
-    names = {(s["base"], s["head"]) for r in runs for s in r["settings"] if s["path"] == "name"}
+    runs = [r for r in report.changes[DSV4_KEY].runs if r.status == "changed"]
+    assert {r.concurrency for r in runs} == {1, 8, 16, 32} and not common
+    names = {(s.base, s.head) for r in runs for s in r.settings if s.path == "name"}
     assert names == {("disagg-b300-1p1d-tp4-tp4", "disagg-b300-1p1d-dep4-dep8")}
     [twice] = _found(report, "master-config-file-twice")
     assert twice.severity is Severity.WARNING and twice.config_key == DSV4_KEY
@@ -331,7 +327,7 @@ def test_an_entry_covers_the_runs_its_sweep_runs(
         },
     )
     report = _review(repo, base, head)
-    assert len(report.changes[KEY]["runs"]) == 7  # every run starts with the new argument
+    assert len(report.changes[KEY].runs) == 7  # every run starts with the new argument
     missed = _found(report, "changelog-runs-not-swept")
     if flags is None:
         assert not missed

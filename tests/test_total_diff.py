@@ -34,7 +34,7 @@ def _found(report: Report, message_id: str) -> list[Finding]:
 
 
 def _common(report: Report, key: str) -> dict[str, tuple[object, object]]:
-    return {s["path"]: (s["base"], s["head"]) for s in report.changes[key]["common"]}
+    return {s.path: (s.base, s.head) for s in report.changes[key].common}
 
 
 # --- item 1: hardware and model moves are shown ----------------------------------------------
@@ -65,7 +65,7 @@ def test_a_model_change_of_real_1780_is_shown_on_every_run(history: Path) -> Non
     key = "glm5-fp4-gb300-dynamo-sglang"
     assert _common(report, key)["model"] == ("nvidia/GLM-5-NVFP4", "nvidia/GLM-5.1-NVFP4")
     # Each of its 19 runs starts with another model: the key needs a changelog entry.
-    assert len(report.changes[key]["runs"]) == 19
+    assert len(report.changes[key].runs) == 19
     [uncovered] = [f for f in _found(report, "changelog-key-not-covered") if f.config_key == key]
     assert uncovered.severity is Severity.BLOCKING
 
@@ -87,10 +87,10 @@ def test_lowering_a_clusters_dram_rechecks_its_pinned_budgets(e2e: tuple[Path, s
     report = _review(repo, base, head)
     key = "minimaxm3-fp4-mi355x-atom-agentic-mtp"
     budgets = {  # what the run reads of the record: the budget the DRAM rule computes
-        (s["base"], s["head"])
-        for run in report.changes[key]["runs"]
-        for s in run["settings"] + report.changes[key]["common"]
-        if s["path"] == "total-cpu-dram-gb"
+        (s.base, s.head)
+        for run in report.changes[key].runs
+        for s in run.settings + report.changes[key].common
+        if s.path == "total-cpu-dram-gb"
     }
     assert (1030, 900) in budgets
     wrong = [
@@ -237,7 +237,7 @@ def test_base_and_head_are_each_read_with_their_own_layout(example: ExampleRepo)
         },
     )
     report = _review(example.path, example.head, head)
-    runs = {r["concurrency"]: r["status"] for r in report.changes[KEY]["runs"]}
+    runs = {r.concurrency: r.status for r in report.changes[KEY].runs}
     assert runs[64] == "added"
     [unread] = _found(report, "master-not-read")
     assert unread.file == "inferencex-e2e/configs/x-master.yaml"
@@ -252,8 +252,8 @@ def test_true_and_one_point_zero_are_different_settings(example: ExampleRepo) ->
         example.path, {RECIPE: replace("enable_prefix_caching: true", "enable_prefix_caching: 1.0")}
     )
     report = _review(example.path, example.head, head)
-    [setting] = [s for s in report.changes[KEY]["common"] if s["path"].endswith("enable_prefix_caching")]
-    assert setting["base"] is True and setting["head"] == 1.0 and not isinstance(setting["head"], bool)
+    [setting] = [s for s in report.changes[KEY].common if s.path.endswith("enable_prefix_caching")]
+    assert setting.base is True and setting.head == 1.0 and not isinstance(setting.head, bool)
     assert report.verdict == "blocking"
     assert _found(report, "changelog-recipe-key-not-covered") or _found(report, "changelog-missing")
 
@@ -268,7 +268,7 @@ def test_the_master_configs_read_are_a_setting(example: ExampleRepo) -> None:
         example.path, {"configs/extra-master.yaml": replace("conc-list: [48, 56, 72]", "conc-list: [48, 56]")}
     )
     report = _review(example.path, base, head)
-    assert {r["concurrency"]: r["status"] for r in report.changes["kimik3-extra"]["runs"]}[72] == "removed"
+    assert {r.concurrency: r.status for r in report.changes["kimik3-extra"].runs}[72] == "removed"
     assert not _found(report, "master-not-read")
 
 

@@ -107,7 +107,7 @@ def test_every_concurrency_maps_to_one_variant(review_example) -> None:
         f"{KEY}: each of its 7 runs selects exactly one variant (7 variants of 1 recipe); "
         "no variant is left over."
     )
-    variants = {r["concurrency"]: r["variant_head"] for r in report.changes[KEY]["runs"]}
+    variants = {r.concurrency: r.variant_head for r in report.changes[KEY].runs}
     assert variants == {
         1: "override_tp8_c1",
         4: "override_tp8_c4",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.checks.changes_view import KeyChanges, RunChange, Setting, Status, Topology
 from bot.cli import main
 from bot.local import LocalRequest, run_local
 from bot.output import messages, render
@@ -52,7 +53,7 @@ def test_an_offline_review_names_the_flag(example, capsys) -> None:
 
 
 def _setting(lang: str, **setting) -> str:
-    return render._setting(lang, {"path": "benchmark.env.NAME", **setting})
+    return render._setting(lang, Setting("benchmark.env.NAME", **setting))
 
 
 def test_a_setting_that_appears_is_set_and_one_that_goes_is_removed() -> None:
@@ -98,30 +99,48 @@ def test_an_image_change_keeps_repository_and_tag_readable(
     assert render._pair(old, new) == shown
 
 
-def _run(concurrency: int, status: str, tp: int, isl: int | None = 1024) -> dict:
-    topology = {"isl": isl, "osl": 1024 if isl else None, "tp": tp, "ep": 1, "pp": 1, "dcp": 1, "pcp": 1}
-    topology |= {"dp_attn": False, "spec_decoding": "none", "kv_offloading": "none"}
-    return {"concurrency": concurrency, "topology": topology, "status": status, "settings": []}
+def _run(
+    concurrency: int,
+    status: Status,
+    tp: int,
+    isl: int | None = 1024,
+    variants: tuple[str | None, ...] = (None, None),
+) -> RunChange:
+    osl = 1024 if isl else None
+    topology = Topology("fixed-seq-len", isl, osl, tp, 1, 1, 1, 1, False, "none", "none")
+    return RunChange(concurrency, topology, variants[0], variants[-1], status, ())
+
+
+def _view(lang: str, runs: list[RunChange], detailed: bool) -> render.KeyShown:
+    return render._key_view(lang, "k", KeyChanges((), tuple(runs)), detailed)
 
 
 def test_new_runs_sharing_a_concurrency_are_named_with_their_config() -> None:
     """ "4 new (C64, C128, C256)" named four runs as three concurrencies."""
     runs = [_run(64, "added", 4), _run(64, "added", 8), _run(128, "added", 8), _run(256, "added", 8)]
     runs += [_run(c, "as-before", 8) for c in (1, 2, 4)]
-    view = render._key_view("en", "k", {"common": [], "runs": runs}, detailed=False)
-    assert view["states"] == (
+    assert _view("en", runs, detailed=False).states == (
         "3 as before · 4 new (C64 (1k1k TP4), C64 (1k1k TP8), C128 (1k1k TP8), C256 (1k1k TP8))"
     )
 
 
 def test_a_sequence_length_config_removed_whole_is_named() -> None:
     runs = [_run(c, "removed", 8) for c in (1, 2, 4)] + [_run(c, "as-before", 8, isl=8192) for c in (1, 2)]
-    view = render._key_view("en", "k", {"common": [], "runs": runs}, detailed=False)
-    assert view["states"] == "1k1k removed (3 runs) · 2 as before"
-    zh_view = render._key_view("zh", "k", {"common": [], "runs": runs}, detailed=False)
-    assert zh_view["states"] == "1k1k 已删除（3 次运行） · 2 次运行与之前相同"
-    detailed = render._key_view("en", "k", {"common": [], "runs": runs}, detailed=True)
-    assert detailed["rows"][0]["runs"] == "1k1k: all 3 runs" and detailed["rows"][0]["what"] == "removed run"
+    assert _view("en", runs, detailed=False).states == "1k1k removed (3 runs) · 2 as before"
+    assert _view("zh", runs, detailed=False).states == "1k1k 已删除（3 次运行） · 2 次运行与之前相同"
+    [row, *_] = _view("en", runs, detailed=True).rows
+    assert row.runs == "1k1k: all 3 runs" and row.what == "removed run"
+
+
+def test_a_recipe_without_overrides_is_shown_as_its_defaults_not_base() -> None:
+    """#2709's runs each use a flat recipe, whose one variant the model calls `base`: the variant
+    column read `base`, a name no recipe file has. A named variant keeps its name, as code."""
+    runs = [_run(c, "changed", 8, variants=("base", "base")) for c in (20, 30)]
+    runs.append(_run(60, "changed", 8, variants=("override_c60", "base")))
+    [en_row] = _view("en", runs, detailed=True).rows
+    [zh_row] = _view("zh", runs, detailed=True).rows
+    assert en_row.variants == "the recipe's defaults, `override_c60` → the recipe's defaults"
+    assert zh_row.variants == "配方的默认设置、`override_c60` → 配方的默认设置"
 
 
 def test_2263_says_1k1k_removed(history: Path) -> None:

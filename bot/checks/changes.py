@@ -19,9 +19,9 @@ are gone from that variant (DESIGN.md §2 `changes`).
 from __future__ import annotations
 
 from collections import Counter
-from operator import itemgetter
 from typing import Any
 
+from bot.checks.changes_view import KeyChanges, NewEntry, RunChange, Setting, Status, Topology
 from bot.checks.context import CheckContext
 from bot.diff import KeyChange, Run
 from bot.findings import Finding, Severity, finding
@@ -55,7 +55,7 @@ def _apart_from_variant(run: Run) -> dict[str, Any]:
     }
 
 
-def _differ(old: Run, new: Run, seen: Compared) -> list[dict[str, Any]]:
+def _differ(old: Run, new: Run, seen: Compared) -> list[Setting]:
     """How a run's settings changed; when only one side selects a variant (the other selects none:
     a `recipe-selection` finding says why), the variant's settings are not listed as set or removed."""
     if (old.variant is None) != (new.variant is None):
@@ -63,7 +63,7 @@ def _differ(old: Run, new: Run, seen: Compared) -> list[dict[str, Any]]:
     return compare(settings_of(old), settings_of(new), seen)
 
 
-def compare(base: dict[str, Any], head: dict[str, Any], seen: Compared | None = None) -> list[dict[str, Any]]:
+def compare(base: dict[str, Any], head: dict[str, Any], seen: Compared | None = None) -> list[Setting]:
     """The settings that differ, in the order a run's settings are built (the entry's fields, its
     group's, its point's, its runner's hardware, its variant's; then what only the base had):
     `base`/`head` values (None where absent) and, for lists, the items added and removed."""
@@ -82,37 +82,37 @@ class Compared:
     form and measured only once (by the values' ids: the model keeps every value alive)."""
 
     def __init__(self) -> None:
-        self._settings: dict[tuple[Any, ...], tuple[dict[str, Any] | None, Any, Any]] = {}
-        self._frozen: dict[int, tuple[dict[str, Any], Any]] = {}
+        self._settings: dict[tuple[Any, ...], tuple[Setting | None, Any, Any]] = {}
+        self._frozen: dict[int, tuple[Setting, Any]] = {}
         self._sizes: dict[int, int] = {}
 
-    def setting(self, path: str, base: dict[str, Any], head: dict[str, Any]) -> dict[str, Any] | None:
+    def setting(self, path: str, base: dict[str, Any], head: dict[str, Any]) -> Setting | None:
         """The change of one setting between two runs (None: the same by value and type)."""
         old, new = base.get(path), head.get(path)
         slot = (path, id(old), id(new), path in base, path in head)
         known = self._settings.get(slot)
         if known is not None and known[1] is old and known[2] is new:
             return known[0]
-        setting: dict[str, Any] | None = None
+        setting: Setting | None = None
         if (path in base) != (path in head) or not same(old, new):
-            setting = {"path": path, "base": old, "head": new}
             if isinstance(old, list) and isinstance(new, list):
-                setting["added"] = _missing(new, old)
-                setting["removed"] = _missing(old, new)
+                setting = Setting(path, old, new, _missing(new, old), _missing(old, new))
+            else:
+                setting = Setting(path, old, new)
         self._settings[slot] = (setting, old, new)
         return setting
 
-    def frozen(self, setting: dict[str, Any]) -> Any:
-        """A change as something hashable, equal exactly when two changes are (`yamlsafe.frozen`)."""
+    def frozen(self, setting: Setting) -> Any:
+        """A change as something hashable, equal exactly when two changes are (`Setting.key`)."""
         known = self._frozen.get(id(setting))
         if known is None:
-            known = self._frozen[id(setting)] = (setting, frozen(setting))
+            known = self._frozen[id(setting)] = (setting, setting.key())
         return known[1]
 
-    def size(self, setting: dict[str, Any]) -> int:
+    def size(self, setting: Setting) -> int:
         """About how many bytes a change takes in the JSON report."""
         if id(setting) not in self._sizes:
-            self._sizes[id(setting)] = _json_size(setting)
+            self._sizes[id(setting)] = _json_size(setting.as_json())
         return self._sizes[id(setting)]
 
 
@@ -141,49 +141,51 @@ def _missing(items: list[Any], other: list[Any]) -> list[Any]:
     return [item for item in items if frozen(item) not in held]
 
 
-def _topology(point: Point) -> dict[str, Any]:
-    return {
-        "scenario": point.scenario,
-        "isl": point.isl,  # the sequence lengths (None for agentic points): runs are named `1k1k TP8`
-        "osl": point.osl,
-        "tp": point.tp,
-        "ep": point.ep,
-        "pp": point.pp,
-        "dcp": point.dcp,
-        "pcp": point.pcp,
-        "dp_attn": point.dp_attn,
-        "spec_decoding": point.spec_decoding,
-        "kv_offloading": point.kv_offloading,
-    }
+def _topology(point: Point) -> Topology:
+    return Topology(
+        scenario=point.scenario,
+        isl=point.isl,  # the sequence lengths (None for agentic points): runs are named `1k1k TP8`
+        osl=point.osl,
+        tp=point.tp,
+        ep=point.ep,
+        pp=point.pp,
+        dcp=point.dcp,
+        pcp=point.pcp,
+        dp_attn=point.dp_attn,
+        spec_decoding=point.spec_decoding,
+        kv_offloading=point.kv_offloading,
+    )
 
 
 def _run(
-    status: str,
+    status: Status,
     run: Run,
     base: Variant | None,
     head: Variant | None,
-    settings: list[dict[str, Any]],
-    topologies: dict[int, dict[str, Any]],
+    settings: list[Setting],
+    topologies: dict[int, Topology],
     before: Run | None = None,
-) -> dict[str, Any]:
+) -> RunChange:
     """One run of the report: `run` gives its concurrency and topology, `base`/`head` the variant
     it selects at each ref (None where it does not exist or selects none). The runs of one point
-    share its topology's mapping (`topologies`, by the point's id): the report is never changed."""
+    share its topology (`topologies`, by the point's id)."""
     point = run.point
     topology = topologies.get(id(point))
     if topology is None:
         topology = topologies[id(point)] = _topology(point)
-    shown = {
-        "concurrency": run.concurrency,
-        "topology": topology,
-        "variant_base": base.name if base else None,
-        "variant_head": head.name if head else None,
-        "status": status,
-        "settings": settings,
-    }
-    if before is not None and before.point is not point and _topology(before.point) != topology:
-        shown["topology_base"] = _topology(before.point)
-    return shown
+    topology_base = None
+    if before is not None and before.point is not point:
+        old = _topology(before.point)
+        topology_base = old if old != topology else None
+    return RunChange(
+        concurrency=run.concurrency,
+        topology=topology,
+        variant_base=base.name if base else None,
+        variant_head=head.name if head else None,
+        status=status,
+        settings=tuple(settings),
+        topology_base=topology_base,
+    )
 
 
 #: The topology fields whose sameness makes an added and a removed run one run that changed.
@@ -199,12 +201,12 @@ def paired(added: list[Run], removed: list[Run]) -> dict[int, Run]:
         return {}
     index: dict[tuple[Any, ...], list[tuple[Run, Any]]] = {}
     for old in removed:
-        theirs = _topology(old.point)
+        theirs = _topology(old.point).as_json()
         for field in theirs.keys() - set(_SAME_SCENARIO):
             index.setdefault(_masked(old.concurrency, theirs, field), []).append((old, frozen(theirs[field])))
     candidates: dict[int, list[Run]] = {}
     for new in added:
-        mine = _topology(new.point)
+        mine = _topology(new.point).as_json()
         for field in mine.keys() - set(_SAME_SCENARIO):
             value = frozen(mine[field])
             for old, theirs in index.get(_masked(new.concurrency, mine, field), ()):
@@ -219,14 +221,14 @@ def _masked(concurrency: int, topology: dict[str, Any], field: str) -> tuple[Any
     return (concurrency, field, frozen({f: v for f, v in topology.items() if f != field}))
 
 
-def key_changes(change: KeyChange, seen: Compared | None = None) -> dict[str, Any]:
+def key_changes(change: KeyChange, seen: Compared | None = None) -> KeyChanges:
     """One key's runs, base against head (DESIGN.md §3 `changes`)."""
     seen = Compared() if seen is None else seen
     pairs = paired(change.added, change.removed)
     before = {id(run): change.base_of(run) for run in change.changed + change.unchanged}
     before.update((id(run), old) for run in change.added if (old := pairs.get(id(run))) is not None)
     matched = [*change.changed, *change.unchanged, *(run for run in change.added if id(run) in pairs)]
-    differ: dict[int, list[dict[str, Any]]] = {}
+    differ: dict[int, list[Setting]] = {}
     if change.base is not None and change.head is not None:
         differ.update((id(run), []) for run in change.unchanged)  # the same settings: nothing to list
         for run in matched:
@@ -235,11 +237,11 @@ def key_changes(change: KeyChange, seen: Compared | None = None) -> dict[str, An
     common = _common(list(differ.values()), seen)
     shared = {seen.frozen(setting) for setting in common}
     runs = []
-    topologies: dict[int, dict[str, Any]] = {}
+    topologies: dict[int, Topology] = {}
     for run in sorted(matched, key=lambda r: (r.concurrency, r.ident)):
         old = before[id(run)]
         own = [s for s in differ.get(id(run), []) if seen.frozen(s) not in shared]
-        status = "changed" if own or id(run) in pairs else "as-before"
+        status: Status = "changed" if own or id(run) in pairs else "as-before"
         runs.append(_run(status, run, old.variant, run.variant, own, topologies, old))
     gone = {id(old) for old in pairs.values()}
     runs += [
@@ -250,24 +252,25 @@ def key_changes(change: KeyChange, seen: Compared | None = None) -> dict[str, An
         for run in change.removed
         if id(run) not in gone
     ]
-    runs.sort(key=itemgetter("concurrency", "status"))
-    view: dict[str, Any] = {"common": common, "runs": runs}
+    runs.sort(key=lambda run: (run.concurrency, run.status))
+    entry = None
     if change.base is None and change.head is not None:  # a new key: what it runs, to name it by
-        view["entry"] = _entry(change.head.raw)
-    return view
+        entry = _entry(change.head.raw)
+    return KeyChanges(tuple(common), tuple(runs), entry)
 
 
-#: The fields of a new key's entry the `changes` view names it by.
-ENTRY_FIELDS = ("model", "precision", "runner", "framework", "image")
-
-
-def _entry(raw: Any) -> dict[str, str]:
+def _entry(raw: Any) -> NewEntry:
     """A new key's entry as its model, precision, runner, framework and image (those that are text)."""
     fields = raw if isinstance(raw, dict) else {}
-    return {name: fields[name] for name in ENTRY_FIELDS if isinstance(fields.get(name), str)}
+
+    def text(name: str) -> str | None:
+        value = fields.get(name)
+        return value if isinstance(value, str) else None
+
+    return NewEntry(text("model"), text("precision"), text("runner"), text("framework"), text("image"))
 
 
-def _common(diffs: list[list[dict[str, Any]]], seen: Compared) -> list[dict[str, Any]]:
+def _common(diffs: list[list[Setting]], seen: Compared) -> list[Setting]:
     """The settings that changed the same way (by value and type) at every run (none when fewer
     than two runs), in linear time."""
     if len(diffs) < 2:
@@ -281,13 +284,13 @@ def _common(diffs: list[list[dict[str, Any]]], seen: Compared) -> list[dict[str,
     return list(common.values())
 
 
-def _view_size(view: dict[str, Any], seen: Compared) -> int:
+def _view_size(view: KeyChanges, seen: Compared) -> int:
     """About how many bytes a key's `changes` take in the JSON report."""
-    size = sum(seen.size(s) for s in view["common"])
-    return size + sum(RUN_JSON_BYTES + sum(seen.size(s) for s in run["settings"]) for run in view["runs"])
+    size = sum(seen.size(s) for s in view.common)
+    return size + sum(RUN_JSON_BYTES + sum(seen.size(s) for s in run.settings) for run in view.runs)
 
 
-def plan(ctx: CheckContext) -> dict[str, Any]:
+def plan(ctx: CheckContext) -> dict[str, KeyChanges]:
     """`changes` of the JSON report: every changed key, worked out once per review, while the
     report's budget lasts (`MAX_CHANGES_BYTES`); the keys left out are `omitted`."""
     if "changes" not in ctx.memo:
@@ -385,11 +388,11 @@ def _list_warnings(ctx: CheckContext) -> list[Finding]:
 def check(ctx: CheckContext) -> list[Finding]:
     """The list warnings, and one line counting the runs of all changed keys by status (the
     settings themselves are in the JSON report's `changes`)."""
-    runs = [run for change in plan(ctx).values() for run in change["runs"]]
+    runs = [run for change in plan(ctx).values() for run in change.runs]
     if not runs:
         return [*_omitted(ctx), *_list_warnings(ctx)]
-    statuses = [run["status"] for run in runs]
-    common = {s["path"] for change in plan(ctx).values() for s in change["common"]}
+    statuses = [run.status for run in runs]
+    common = {s.path for change in plan(ctx).values() for s in change.common}
     summary = finding(
         CHECK,
         Severity.INFO,

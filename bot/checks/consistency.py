@@ -3,10 +3,11 @@ and the settings the runs really have (its claims, `bot.checks.claims`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bot.checks import changes
+from bot.checks.changes_view import RunChange
 from bot.checks.claims import (
     MAX_CHARS,
     MAX_CLAIMS,
@@ -188,7 +189,7 @@ def _as_before(ctx: CheckContext, claims: Claims) -> list[Finding]:
     out = []
     for key, view in changes.plan(ctx).items():
         for concurrency in said:
-            unexplained = _unexplained(view["runs"], concurrency, claims)
+            unexplained = _unexplained(view.runs, concurrency, claims)
             if unexplained:
                 out.append(
                     finding(
@@ -204,16 +205,16 @@ def _as_before(ctx: CheckContext, claims: Claims) -> list[Finding]:
     return out
 
 
-def _unexplained(runs: list[dict[str, Any]], concurrency: int, claims: Claims) -> list[list[Any]]:
+def _unexplained(runs: Sequence[RunChange], concurrency: int, claims: Claims) -> list[list[Any]]:
     """[path, base, head] of the own changes of the runs at `concurrency` that the text does not name."""
     found: dict[str, list[Any]] = {}
     for run in runs:
-        if run["concurrency"] != concurrency or run["status"] != "changed":
+        if run.concurrency != concurrency or run.status != "changed":
             continue
-        for setting in run["settings"]:
-            path = setting["path"]
+        for setting in run.settings:
+            path = setting.path
             if not claims.names(path.rsplit(".", 1)[-1]):
-                found.setdefault(path, [path, _shown(setting["base"]), _shown(setting["head"])])
+                found.setdefault(path, [path, _shown(setting.base), _shown(setting.head)])
     return [found[path] for path in sorted(found)]
 
 

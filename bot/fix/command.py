@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from bot.catalog import Msg, msg
+from bot.checks import changes_view
 from bot.findings import Finding
 from bot.fix import apply
 from bot.fix.apply import FixError
@@ -99,7 +100,7 @@ def _bounded(
     try:
         with alarm(seconds):
             head, changelog, pr_url = _head_files(args, report.findings)
-            fixes = plan(report.findings, head, changelog, pr_url, report.changes)
+            fixes = plan(report.findings, head, changelog, pr_url, changes_view.as_json(report.changes))
             diffs = {}
             if args.dry_run:
                 diffs = {p: apply.unified_diff(p, head[p] or b"", d) for p, d in sorted(fixes.files.items())}

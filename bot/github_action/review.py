@@ -42,6 +42,7 @@ from typing import Any
 from github.PullRequest import PullRequest as GhPull
 
 from bot.catalog import Msg, msg
+from bot.checks import changes_view
 from bot.checks.changelog import PLACEHOLDER
 from bot.findings import Finding, Severity
 from bot.github_action.sticky import identity, split_by_author
@@ -139,7 +140,7 @@ def draft_comment(
     keys = changelog_draft.drafted_keys(blocking)
     if end is None or not keys or end.number not in touched.get(end.path, ()):
         return None
-    entry = changelog_draft.entry_text(keys, report.changes, _link(pr_url))
+    entry = changelog_draft.entry_text(keys, changes_view.as_json(report.changes, keys), _link(pr_url))
     if entry is None:
         return None
     fixed = {

@@ -13,6 +13,7 @@ over 4,300 digits).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -75,8 +76,8 @@ def digits(value: int) -> Digits:
 
 
 def shown(data: Any, show: Callable[[int], str]) -> Any:
-    """`data` with every long integer in it, at any depth of lists, tuples, sets and mappings
-    (keys too), replaced by `Shortened(show(value))`; anything else is kept as it is."""
+    """`data` with every long integer in it, at any depth of lists, tuples, sets, mappings (keys
+    too) and dataclass records, replaced by `Shortened(show(value))`; anything else is kept as it is."""
     if is_long(data):
         return Shortened(show(data))
     if isinstance(data, dict):
@@ -85,4 +86,14 @@ def shown(data: Any, show: Callable[[int], str]) -> Any:
         return [shown(item, show) for item in data]
     if isinstance(data, set | frozenset):
         return sorted((shown(item, show) for item in data), key=repr)
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):  # a typed record: its fields
+        return dataclasses.replace(
+            data, **{f.name: _field(getattr(data, f.name), show) for f in dataclasses.fields(data)}
+        )
     return data
+
+
+def _field(value: Any, show: Callable[[int], str]) -> Any:
+    """A record's field, shown: a tuple stays a tuple."""
+    done = shown(value, show)
+    return tuple(done) if isinstance(value, tuple) else done

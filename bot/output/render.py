@@ -32,7 +32,8 @@ import jinja2
 
 from bot import __version__, compile_cache
 from bot.catalog import Msg
-from bot.checks import runlabels
+from bot.checks import changes_view, runlabels
+from bot.checks.changes_view import KeyChanges, RunChange, Setting
 from bot.findings import Finding, Severity
 from bot.output import changelog_draft, messages, numbers, screen, textsafe
 from bot.output.messages import Safe
@@ -108,6 +109,20 @@ def _cell(markdown: str) -> str:
     return markdown.replace("|", "\\|")
 
 
+#: Between two CJK characters, or a space before one (`GPU 时间`).
+_CJK = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
+_CJK_GAP = re.compile(f"(?<=[{_CJK}])(?=[{_CJK}])| (?=[{_CJK}])")
+WORD_JOINER, NO_BREAK_SPACE = "\u2060", "\u00a0"
+
+
+def unbroken(text: str) -> str:
+    """A short Chinese word that a narrow table column must not break (`扫描运行数`, not `扫描运
+    / 行数`): a browser may break a line between any two CJK characters, and GitHub keeps neither
+    `<nobr>` nor a style, so a WORD JOINER goes between them and a space before one is a no-break
+    space. English text is returned as it is."""
+    return _CJK_GAP.sub(lambda m: NO_BREAK_SPACE if m.group() else WORD_JOINER, text)
+
+
 @cache
 def layout() -> Any:
     """The template's macros, one per piece of the comment."""
@@ -121,6 +136,7 @@ def layout() -> Any:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["cell"] = _cell
+    env.filters["unbroken"] = unbroken
     env.globals.update(t=_t, code=textsafe.md_code, fence=textsafe.fence_for, marks=MARKS)
     return env.get_template("comment.md.j2").module
 
@@ -210,24 +226,24 @@ def _items(lang: str, values: Sequence[Any]) -> str:
     return messages.separator(lang).join(shown + (["…"] if len(values) > LIST_ITEMS else []))
 
 
-def _setting(lang: str, setting: dict[str, Any]) -> str:
+def _setting(lang: str, setting: Setting) -> str:
     """One changed setting: its name (the last part of its path; for the runner's record, its path
     in the record, `the runner's slurm.partition`), then how it changed."""
-    path = str(setting.get("path", ""))
+    path = setting.path
     field = changelog_draft.runner_field(path)
     name = textsafe.md_code(field if field is not None else path.rsplit(".", 1)[-1])
     if field is not None:
         name = _t(lang, "draft-runner-setting", name=Safe(name))
-    added, removed = setting.get("added"), setting.get("removed")
-    short = all(len(_value(setting.get(side))) <= VALUE_CHARS for side in ("base", "head"))
-    if isinstance(added, list) and isinstance(removed, list) and not short:  # short lists: old → new
+    added, removed = setting.added, setting.removed
+    short = all(len(_value(side)) <= VALUE_CHARS for side in (setting.base, setting.head))
+    if added is not None and removed is not None and not short:  # short lists: old → new
         changes = [
             Safe(_t(lang, f"ui-list-{side}", count=len(values), items=Safe(_items(lang, values))))
             for side, values in (("added", added), ("removed", removed))
             if values
         ]
         return _t(lang, "ui-setting-list", name=Safe(name), changes=changes)
-    base, head = _pair(setting.get("base"), setting.get("head"))
+    base, head = _pair(setting.base, setting.head)
     if base is None:
         return _t(lang, "ui-setting-new", name=Safe(name), head=head)
     if head is None:
@@ -235,35 +251,29 @@ def _setting(lang: str, setting: dict[str, Any]) -> str:
     return _t(lang, "ui-setting-changed", name=Safe(name), base=base, head=head)
 
 
-def _settings(lang: str, settings: Any, limit: int) -> str:
+def _settings(lang: str, settings: Sequence[Setting], limit: int) -> str:
     """The first `limit` settings, joined (an ellipsis for the others)."""
-    listed = settings if isinstance(settings, list) else []
-    shown = [_setting(lang, s) for s in listed[:limit] if isinstance(s, dict)]
-    return " · ".join(shown + (["…"] if len(listed) > limit else []))
+    shown = [_setting(lang, s) for s in settings[:limit]]
+    return " · ".join(shown + (["…"] if len(settings) > limit else []))
 
 
-def _topology(run: dict[str, Any]) -> str:
-    topology = run.get("topology")
-    return runlabels.describe(topology if isinstance(topology, dict) else {})
-
-
-def _shared(runs: list[dict[str, Any]]) -> bool:
+def _shared(runs: Sequence[RunChange]) -> bool:
     """Whether a concurrency runs in several configs among a key's `runs`: then every run is named
     with its config (`C64 (TP4)`, `C64 (TP8)`), as in the checks' messages."""
-    concurrencies = [str(run.get("concurrency")) for run in runs]
+    concurrencies = [run.concurrency for run in runs]
     return len(set(concurrencies)) < len(concurrencies)
 
 
-def _labels(lang: str, runs: list[dict[str, Any]], topologies: bool) -> str:
+def _labels(lang: str, runs: Sequence[RunChange], topologies: bool) -> str:
     """The runs as `C4, C14, C16` (with their `topologies`), each label once, the first RUN_LABELS."""
-    numbers.check([run.get("concurrency") for run in runs])
+    numbers.check([run.concurrency for run in runs])
     labels = list(
         dict.fromkeys(
             _t(
                 lang,
                 "run-label",
-                concurrency=run.get("concurrency"),
-                config=_topology(run) if topologies else "",
+                concurrency=run.concurrency,
+                config=runlabels.describe(run.topology.as_json()) if topologies else "",
             )
             for run in runs
         )
@@ -272,15 +282,25 @@ def _labels(lang: str, runs: list[dict[str, Any]], topologies: bool) -> str:
     return messages.separator(lang).join(shown)
 
 
-def _variants(lang: str, runs: list[dict[str, Any]]) -> str:
+#: The name the model gives the one variant of a recipe without overrides (`bot.model.recipe`).
+DEFAULTS = "base"
+
+
+def _variant(lang: str, name: str) -> str:
+    """A variant as the variant column shows it: its name, or for a recipe's defaults (no
+    override) those words, not the model's name `base`."""
+    return _t(lang, "ui-variant-defaults") if name == DEFAULTS else textsafe.md_code(name)
+
+
+def _variants(lang: str, runs: Sequence[RunChange]) -> str:
     names: list[str] = []
     for run in runs:
-        base, head = run.get("variant_base"), run.get("variant_head")
-        name = textsafe.md_code(head or base) if head or base else "—"
+        base, head = run.variant_base, run.variant_head
+        name = _variant(lang, head or base) if head or base else "—"
         if base and head and base != head:
-            name = f"{textsafe.md_code(base)} → {name}"
-        elif base and not head and run.get("status") == "changed":  # selects no variant at the head
-            name = f"{textsafe.md_code(base)} → —"
+            name = f"{_variant(lang, base)} → {name}"
+        elif base and not head and run.status == "changed":  # selects no variant at the head
+            name = f"{_variant(lang, base)} → —"
         if name not in names:
             names.append(name)
     return messages.separator(lang).join(
@@ -288,41 +308,36 @@ def _variants(lang: str, runs: list[dict[str, Any]]) -> str:
     )
 
 
-def _groups(runs: list[Any]) -> list[list[dict[str, Any]]]:
+def _groups(runs: Sequence[RunChange]) -> list[list[RunChange]]:
     """The runs that changed the same way (same status, same settings of their own), in order."""
-    groups: dict[tuple[Any, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[RunChange]] = {}
     for run in runs:
-        if isinstance(run, dict):
-            sig = (run.get("status"), json.dumps(run.get("settings"), sort_keys=True, default=str))
-            groups.setdefault(sig, []).append(run)
+        groups.setdefault((run.status, *(s.key() for s in run.settings)), []).append(run)
     return list(groups.values())
 
 
-def _lengths(run: dict[str, Any]) -> str | None:
-    topology = run.get("topology")
-    topology = topology if isinstance(topology, dict) else {}
-    return runlabels.lengths(topology.get("isl"), topology.get("osl"))
+def _lengths(run: RunChange) -> str | None:
+    return runlabels.lengths(run.topology.isl, run.topology.osl)
 
 
-def _gone(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def _gone(runs: Sequence[RunChange]) -> dict[str, list[RunChange]]:
     """The sequence-length configs (`1k1k`) all of whose runs are removed, with those runs."""
-    left = {_lengths(run) for run in runs if run.get("status") != "removed"}
-    gone: dict[str, list[dict[str, Any]]] = {}
+    left = {_lengths(run) for run in runs if run.status != "removed"}
+    gone: dict[str, list[RunChange]] = {}
     for run in runs:
         lengths = _lengths(run)
-        if run.get("status") == "removed" and lengths is not None and lengths not in left:
+        if run.status == "removed" and lengths is not None and lengths not in left:
             gone.setdefault(lengths, []).append(run)
     return gone
 
 
-def _status(run: dict[str, Any], common: bool) -> str:
+def _status(run: RunChange, common: bool) -> str:
     """A run's state as shown: "as-before" only when nothing changed at it, "common" when only the
     settings common to every run did."""
-    status = str(run.get("status"))
-    return "common" if common and status == "as-before" else status
+    return "common" if common and run.status == "as-before" else run.status
 
 
-def _states(lang: str, runs: list[dict[str, Any]], topologies: bool, common: bool = False) -> str:
+def _states(lang: str, runs: Sequence[RunChange], topologies: bool, common: bool = False) -> str:
     """How many runs changed, are as before, new or removed (`2 changed (C1, C4) · 5 as before`);
     a sequence-length config none of whose runs is left is named as removed (`1k1k removed (11
     runs)`)."""
@@ -330,7 +345,7 @@ def _states(lang: str, runs: list[dict[str, Any]], topologies: bool, common: boo
     gone = _gone(runs)
     for lengths, removed in gone.items():
         parts.append(_t(lang, "ui-lengths-removed", lengths=lengths, count=len(removed)))
-    gone_runs = [id(run) for removed in gone.values() for run in removed]
+    gone_runs = {id(run) for removed in gone.values() for run in removed}
     for status in ("changed", "common", "as-before", "added", "removed"):
         found = [run for run in runs if _status(run, common) == status and id(run) not in gone_runs]
         if found:
@@ -340,38 +355,51 @@ def _states(lang: str, runs: list[dict[str, Any]], topologies: bool, common: boo
     return " · ".join(parts) or _t(lang, "ui-runs-none")
 
 
-def _key_view(lang: str, key: str, view: Any, detailed: bool) -> dict[str, Any]:
+class RunsRow(NamedTuple):
+    """A row of a key's table of runs: the runs, the variants they select, what changed there."""
+
+    runs: str
+    variants: str
+    what: str
+
+
+class KeyShown(NamedTuple):
+    """One key of "What changed" as the layout shows it, all rendered: the settings common to every
+    run; `detailed`, the rows of its table of runs and how many rows are left out; else `states`,
+    how many runs are in which state."""
+
+    key: str
+    common: str
+    rows: tuple[RunsRow, ...] = ()
+    more: int = 0
+    states: str = ""
+
+
+def _key_view(lang: str, key: str, view: KeyChanges | None, detailed: bool) -> KeyShown:
     """What the layout shows of one key's `changes`: its common settings and, `detailed`, a row
     per group of runs; else how many runs are in each state."""
-    view = view if isinstance(view, dict) else {}
-    runs = [run for run in view.get("runs") or [] if isinstance(run, dict)]
-    common = _settings(lang, view.get("common"), SETTINGS_SHOWN)
+    runs = view.runs if view is not None else ()
+    common = _settings(lang, view.common if view is not None else (), SETTINGS_SHOWN)
     topologies = _shared(runs)
     if not detailed:
-        return {"key": key, "common": common, "states": _states(lang, runs, topologies, bool(common))}
+        return KeyShown(key, common, states=_states(lang, runs, topologies, bool(common)))
+    gone = _gone(runs)
     rows = [
-        {
-            "runs": _t(lang, "ui-lengths-all-runs", lengths=lengths, count=len(removed)),
-            "variants": _variants(lang, removed),
-            "what": _t(lang, "ui-run-removed"),
-        }
-        for lengths, removed in _gone(runs).items()
+        RunsRow(
+            _t(lang, "ui-lengths-all-runs", lengths=lengths, count=len(removed)),
+            _variants(lang, removed),
+            _t(lang, "ui-run-removed"),
+        )
+        for lengths, removed in gone.items()
     ]
-    gone_runs = [id(run) for removed in _gone(runs).values() for run in removed]
+    gone_runs = {id(run) for removed in gone.values() for run in removed}
     for group in _groups([run for run in runs if id(run) not in gone_runs]):
         status = _status(group[0], bool(common))
-        what = _settings(lang, group[0].get("settings"), SETTINGS_SHOWN)
+        what = _settings(lang, group[0].settings, SETTINGS_SHOWN)
         if status in ("as-before", "common", "added", "removed") or not what:
             what = _t(lang, f"ui-run-{'common' if status == 'changed' else status}")
-        rows.append(
-            {"runs": _labels(lang, group, topologies), "variants": _variants(lang, group), "what": what}
-        )
-    return {
-        "key": key,
-        "common": common,
-        "rows": rows[:ROWS_PER_KEY],
-        "more": max(0, len(rows) - ROWS_PER_KEY),
-    }
+        rows.append(RunsRow(_labels(lang, group, topologies), _variants(lang, group), what))
+    return KeyShown(key, common, tuple(rows[:ROWS_PER_KEY]), max(0, len(rows) - ROWS_PER_KEY))
 
 
 # --- the changed-keys table -----------------------------------------------------------------------
@@ -407,12 +435,22 @@ def _key_hours(plan: dict[str, Any], runs: int) -> str:
     return f"≥ {hours}" if untimed and hours != "—" else hours
 
 
-def _key_row(lang: str, key: str, report: Report, mark: str) -> dict[str, str]:
+class KeyRow(NamedTuple):
+    """The cells of one key's row in the table of changed keys, rendered."""
+
+    key: str
+    published: str
+    runs: str
+    hours: str
+    mark: str
+
+
+def _key_row(lang: str, key: str, report: Report, mark: str) -> KeyRow:
     """The cells of one key's row: its published set, sweep runs, GPU-hours and mark."""
     sets = report.published_sets.get(key) or {}
     base, head = list(sets.get("base") or []), list(sets.get("head") or [])
-    view = report.changes.get(key) or {}
-    statuses = Counter(run.get("status") for run in view.get("runs") or [] if isinstance(run, dict))
+    view = report.changes.get(key)
+    statuses = Counter(run.status for run in (view.runs if view is not None else ()))
     if base == head and (statuses["added"] or statuses["removed"]):  # the same concurrencies, other runs
         published = _t(
             lang, "ui-set-same-runs", count=len(head), added=statuses["added"], removed=statuses["removed"]
@@ -430,14 +468,8 @@ def _key_row(lang: str, key: str, report: Report, mark: str) -> dict[str, str]:
         runs_text = _t(lang, "ui-runs", count=len(runs), changed=changed)
         hours = _key_hours(plan, len(runs))
     else:
-        runs_text, hours = _t(lang, "ui-no-sweep"), "—"
-    return {
-        "key": textsafe.md_code(key),
-        "published": published,
-        "runs": runs_text,
-        "hours": hours,
-        "mark": MARKS[mark],
-    }
+        runs_text, hours = unbroken(_t(lang, "ui-no-sweep")), "—"
+    return KeyRow(textsafe.md_code(key), published, runs_text, hours, MARKS[mark])
 
 
 # --- the review -----------------------------------------------------------------------------------
@@ -631,7 +663,7 @@ class _Review:
             return None
         if self._entry_text is None:
             keys = changelog_draft.drafted_keys(self.sections[name])
-            drafted = changelog_draft.entry_text(keys, self.report.changes, "XXX")
+            drafted = changelog_draft.entry_text(keys, changes_view.as_json(self.report.changes, keys), "XXX")
             self._entry_text = textsafe.redact(drafted) if drafted else ""
         return self._entry_text or None
 

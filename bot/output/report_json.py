@@ -7,6 +7,7 @@ import contextlib
 from typing import Any
 
 from bot.catalog import Msg
+from bot.checks import changes_view
 from bot.findings import Finding
 from bot.output import messages, numbers
 from bot.report import Report
@@ -34,7 +35,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "verdict": report.verdict,
         "findings": [finding_json(f) for f in report.findings],
         "published_sets": report.published_sets,
-        "changes": report.changes,
+        "changes": changes_view.as_json(report.changes),
         "sweep_plan": report.sweep_plan,
     }
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.catalog import Msg, msg
+from bot.checks.changes_view import KeyChanges, RunChange, Setting
 from bot.findings import Finding, Severity
 from bot.model import schema
 from bot.model.runs import same
@@ -153,36 +154,35 @@ IDENTITY = ("tp", "ep", "pp", "dp-attn", "dcp-size", "pcp-size", "spec-decoding"
 NAMES = 4
 
 
-def _setting_fact(setting: Mapping[str, Any], runs: int | None = None) -> Fact:
+def _setting_fact(setting: Setting, runs: int | None = None) -> Fact:
     """One setting's change; a list or mapping by its name alone (the table below has the rest)."""
-    path = str(setting.get("path", ""))
+    path = setting.path
     named = (("name", _name(path)), ("runner", _runner(path)))
-    if any(isinstance(setting.get(side), list | dict) for side in ("base", "head")):
+    if any(isinstance(side, list | dict) for side in (setting.base, setting.head)):
         return Fact("screen-setting-varied", (*named, ("runs", runs)))
-    base, head = _values(setting.get("base"), setting.get("head"))
+    base, head = _values(setting.base, setting.head)
     return Fact("screen-setting", (*named, ("base", base), ("head", head), ("runs", runs)))
 
 
-def _own_facts(runs: Sequence[Mapping[str, Any]]) -> list[Fact]:
+def _own_facts(runs: Sequence[RunChange]) -> list[Fact]:
     """The settings changed at some runs only: an identity setting each with its values, the
     others by name in one fact with the number of runs they changed at."""
     identity: dict[str, list[tuple[Any, Any]]] = {}
     others: dict[str, None] = {}
     changed = 0
     for run in runs:
-        settings = [s for s in run.get("settings") or [] if isinstance(s, dict)]
-        changed += bool(settings)
-        for setting in settings:
-            path = str(setting.get("path"))
+        changed += bool(run.settings)
+        for setting in run.settings:
+            path = setting.path
             if path in IDENTITY:
-                identity.setdefault(path, []).append((setting.get("base"), setting.get("head")))
+                identity.setdefault(path, []).append((setting.base, setting.head))
             else:
                 others[_name(path)] = None
     facts = []
     for path, changes in identity.items():
         if all(same(change, changes[0]) for change in changes):
             base, head = changes[0]
-            facts.append(_setting_fact({"path": path, "base": base, "head": head}, len(changes)))
+            facts.append(_setting_fact(Setting(path, base, head), len(changes)))
         else:
             facts.append(
                 Fact("screen-setting-varied", (("name", path), ("runner", False), ("runs", len(changes))))
@@ -206,16 +206,17 @@ def _delta(base: Sequence[int], head: Sequence[int]) -> Fact | None:
     )
 
 
-def key_facts(sets: Mapping[str, Any], view: Mapping[str, Any]) -> list[Fact]:
-    """What the PR changes about one key, from its published sets and its `changes` view."""
+def key_facts(sets: Mapping[str, Any], view: KeyChanges | None) -> list[Fact]:
+    """What the PR changes about one key, from its published sets and its `changes` view (None:
+    the review has none, as when its checks did not run)."""
     base, head = list(sets.get("base") or []), list(sets.get("head") or [])
-    runs = [run for run in view.get("runs") or [] if isinstance(run, dict)]
-    statuses = Counter(run.get("status") for run in runs)
+    runs = view.runs if view is not None else ()
+    statuses = Counter(run.status for run in runs)
     if not base and head and not statuses["changed"] + statuses["as-before"]:
         return [Fact("screen-key-new", (("count", len(head)),))]
     if base and not head:
         return [Fact("screen-key-removed", (("count", len(base)),))]
-    facts = [_setting_fact(s) for s in view.get("common") or [] if isinstance(s, dict)]
+    facts = [_setting_fact(s) for s in (view.common if view is not None else ())]
     delta = _delta(base, head)
     if delta is not None:
         facts.insert(0, delta)
@@ -266,11 +267,11 @@ def _coarse(fact: Fact) -> tuple[Any, ...]:
 
 
 def change_lines(
-    published_sets: Mapping[str, Any], changes: Mapping[str, Any], keys: Sequence[str]
+    published_sets: Mapping[str, Any], changes: Mapping[str, KeyChanges], keys: Sequence[str]
 ) -> tuple[ChangeLine, ...]:
     """One line per key, or (more than KEY_LINES keys) one line for all of them, each fact with
     the number of keys it holds for."""
-    facts = {key: key_facts(published_sets.get(key) or {}, changes.get(key) or {}) for key in keys}
+    facts = {key: key_facts(published_sets.get(key) or {}, changes.get(key)) for key in keys}
     if len(keys) <= KEY_LINES:
         return tuple(
             ChangeLine(key, 1, tuple((f, 1) for f in facts[key][:FACTS]), max(0, len(facts[key]) - FACTS))
@@ -321,7 +322,7 @@ def first_screen(
     unchecked_checks: Sequence[str],
     reviewed: bool,
     published_sets: Mapping[str, Any],
-    changes: Mapping[str, Any],
+    changes: Mapping[str, KeyChanges],
     keys: Sequence[str],
     drafted: bool,
     notes: Sequence[Msg] = (),
