@@ -428,13 +428,20 @@ def link_target(path: str, data: bytes, files: frozenset[str]) -> str | None:
 def resolved(launcher: str, read: Callable[[str], bytes | None], files: frozenset[str]) -> bytes | None:
     """A launcher's bytes, through its symlinks (at most `_MAX_LINKS`; a longer chain, as a loop,
     is missing, as bash finds it)."""
+    return resolve(launcher, read, files)[1]
+
+
+def resolve(
+    launcher: str, read: Callable[[str], bytes | None], files: frozenset[str]
+) -> tuple[str, bytes | None]:
+    """The file a launcher is, through its symlinks, and its bytes (None: missing)."""
     path, data = launcher, read(launcher)
     for _ in range(_MAX_LINKS + 1):
         target = link_target(path, data, files) if data is not None else None
         if target is None:
-            return data
+            return path, data
         path, data = target, read(target)
-    return None
+    return path, None
 
 
 def follow(launcher: str, data: bytes | None, env: dict[str, str], files: frozenset[str]) -> Launch:
