@@ -48,6 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 REAL = Path(os.environ.get("PRBOT_REAL_WORLD") or ROOT.parent / "shared" / "real-world")
 BUNDLE = REAL / "inferencex-history.bundle"
+RUNFILES = REAL / "inferencex-runfiles-history.bundle"  # with the launchers and benchmark scripts
 PYTHON = sys.executable
 CHANGELOG = "perf-changelog.yaml"
 N_LARGEST, N_SMALLEST = 5, 2
@@ -239,6 +240,7 @@ class PR:
     cli_rss: list[float] = field(default_factory=list)
     findings: int | None = None
     verdict: str | None = None
+    repo: Path | None = None  # another clone than the history's (the runfiles row)
     json_bytes: int | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -395,19 +397,58 @@ def floor_child(
     import yaml
 
     requests = [f"{ref}:{path}" for ref in (parent, sha) for path in files]
+    shell = _shell_parser() if any(path.endswith(".sh") for path in files) else None
     started = time.perf_counter()
     blobs = read_blobs(Path(repo), requests)
     read = time.perf_counter() - started
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    for blob in blobs:
+    for request, blob in zip(requests, blobs, strict=True):
         if blob is None or not parse:
             continue
-        # Some historical PRs shipped YAML that did not parse; the attempt is the cost.
-        with contextlib.suppress(yaml.YAMLError, UnicodeDecodeError):
-            yaml.load(blob.decode("utf-8"), Loader=yaml.CSafeLoader)
+        if request.endswith(".sh") and shell is not None:
+            shell.parse(blob)
+        elif request.endswith((".yaml", ".yml")):
+            # Some historical PRs shipped YAML that did not parse; the attempt is the cost.
+            with contextlib.suppress(yaml.YAMLError, UnicodeDecodeError):
+                yaml.load(blob.decode("utf-8"), Loader=yaml.CSafeLoader)
+        # Anything else (MODELS.md, CODEOWNERS) is read, not parsed: the floor's read counts it.
     parse, parse_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     size = sum(len(b) for b in blobs if b is not None)
     return {"read": read, "parse": parse, "parse_cpu": parse_cpu, "bytes": size}
+
+
+def _shell_parser() -> Any:
+    """tree-sitter-bash, the parser prbot reads shell with (loaded outside the timed parse)."""
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def runfiles_rows(tmp: Path) -> list[PR]:
+    """Real PRs of the runfiles history, scripts included (`bench/runfiles_pr.py` chose them: the
+    largest by the files its review reads first): each one's floor is every file its review reads,
+    at both refs (none when the bundle is absent)."""
+    import runfiles_pr
+
+    if not RUNFILES.is_file():
+        print(f"  runfiles rows: skipped — {RUNFILES} not found")
+        return []
+    repo = tmp / "runfiles"
+    subprocess.run(["git", "clone", "-q", str(RUNFILES), str(repo)], capture_output=True, check=True)
+    rows = []
+    for number in runfiles_pr.PRS:
+        found = runfiles_pr.commit_of(repo, number)
+        if found is None:
+            print(f"  runfiles row: skipped — #{number} is not in {RUNFILES.name}")
+            continue
+        parent, sha = found
+        numstat = git(repo, "diff", "--numstat", "--no-renames", parent, sha).splitlines()
+        lines = sum(int(n) for row in numstat for n in row.split("\t")[:2] if n.isdigit())
+        files = runfiles_pr.files_read(repo, parent, sha)
+        subject = git(repo, "log", "-1", "--format=%s", sha).strip()
+        rows.append(PR(sha, parent, number, subject, lines, files, "runfiles", repo=repo))
+    return rows
 
 
 def measure_floor(repo: Path, pr: PR) -> None:
@@ -674,8 +715,9 @@ def print_table(prs: list[PR], runs: int) -> None:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     right = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
     print(f"\nReview cost per PR (times in ms, median of {runs} run(s)). floor = read + parse of the changed")
-    print("master configs and perf-changelog at both refs with yaml.CSafeLoader, in a fresh process (its")
-    print(f"start-up not counted; {FLOOR_SAMPLES_PER_RUN} samples per run); review = run_local")
+    print("master configs and perf-changelog at both refs with yaml.CSafeLoader (#runners and the")
+    print("runfiles row: every file the review reads, shell with tree-sitter-bash), in a fresh process")
+    print(f"(its start-up not counted; {FLOOR_SAMPLES_PER_RUN} samples per run); review = run_local")
     print(
         "in-process (wall, cpu); emit = report_json.dumps(report); CLI = `python -m bot review ... --offline"
     )
@@ -716,6 +758,12 @@ def targets(prs: list[PR], cold: ColdStart) -> list[dict[str, Any]]:
             TARGET_RATIO,
             "×",
         )
+    for scripts in (p for p in prs if p.role == "runfiles" and not p.failed):
+        name = f"runfiles PR #{scripts.number}"
+        value = ratio(median(scripts.review_wall), scripts.floor)
+        add(f"{name}: in-process review ≤ 2× its files' floor", value, TARGET_RATIO, "×")
+        value = ratio(median(scripts.cli_wall), scripts.floor)
+        add(f"{name}: CLI ≤ 2× its files' floor", value, TARGET_RATIO, "×")
     # Issue #8 (d): the container-style cold start is `python -m bot --help`, whose whole run
     # (interpreter, imports, output) bounds its import-to-first-output time.
     add(
@@ -835,6 +883,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = runners_pr(repo)
         if extra is not None:
             prs.append(extra)
+        prs += runfiles_rows(Path(tmp))
         print(
             f"cloned {BUNDLE.name}; reviewing {len(prs)} PRs: "
             + ", ".join(f"#{p.number} ({p.lines:,} lines)" for p in prs)
@@ -853,12 +902,13 @@ def main(argv: list[str] | None = None) -> int:
 
         for pr in prs:
             print(f"  #{pr.number} {pr.sha[:10]} ({pr.role}, {pr.lines:,} lines) …", flush=True)
+            where = pr.repo or repo
             for _ in range(runs):
                 for _ in range(FLOOR_SAMPLES_PER_RUN):
-                    guarded(pr, "floor", lambda pr=pr: measure_floor(repo, pr))
-                guarded(pr, "in-process review", lambda pr=pr: review_in_process(repo, pr))
+                    guarded(pr, "floor", lambda pr=pr, where=where: measure_floor(where, pr))
+                guarded(pr, "in-process review", lambda pr=pr, where=where: review_in_process(where, pr))
                 if "CLI" not in " ".join(pr.errors):
-                    guarded(pr, "CLI review", lambda pr=pr: review_cli(repo, pr))
+                    guarded(pr, "CLI review", lambda pr=pr, where=where: review_cli(where, pr))
 
         cold = ColdStart()
         print("  cold start …", flush=True)

@@ -40,6 +40,7 @@ from bot.model.runs import (
     run_ident,
     same,
 )
+from bot.model.scripts import LAUNCHERS, resolve
 from bot.model.selection import MAX_RUN_CHOICES, choices
 from bot.settings import MASTER_CONFIGS
 from bot.sources.snapshot import Snapshot, is_plain_path
@@ -239,6 +240,8 @@ class ScriptChanges:
     head: Snapshot
     root: str
     unused: list[str] = field(default_factory=list)  # benchmark scripts no run starts
+    # A shared launcher → the machine names whose launcher is it, or a symlink to it, at either ref.
+    reach: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _shell(path: str, layout: Layout) -> str | None:
@@ -265,7 +268,24 @@ def _script_changes(changed: list[str], old: Ref, new: Ref) -> ScriptChanges | N
     rest = paths - per_key.keys()
     unused = sorted(p for p in rest if _PER_KEY.fullmatch(p))
     shared = sorted(rest.difference(unused))
-    return ScriptChanges(per_key, shared, old.snapshot, new.snapshot, new.layout.root, unused)
+    reach = {path: _reach(path, (new, old)) for path in shared if path.startswith(LAUNCHERS)}
+    return ScriptChanges(per_key, shared, old.snapshot, new.snapshot, new.layout.root, unused, reach)
+
+
+def _reach(path: str, refs: tuple[Ref, ...]) -> list[str]:
+    """The machine names whose launcher is `path` or a symlink to it (`launch_b200-dgxc-slurm.sh` →
+    `launch_b200-dgxc.sh`: an edit of the target changes both machines' runs), at either ref."""
+    names: list[str] = []
+    for ref in refs:
+        files = ref.shell_files
+        for launcher in sorted(files):
+            if not (launcher.startswith(f"{LAUNCHERS}launch_") and launcher.endswith(".sh")):
+                continue
+            read = lambda p, ref=ref: ref.snapshot.read(ref.layout.root + p)  # noqa: E731
+            if launcher == path or resolve(launcher, read, files)[0] == path:
+                names.append(launcher.removeprefix(f"{LAUNCHERS}launch_").removesuffix(".sh"))
+    own = path.removeprefix(f"{LAUNCHERS}launch_").removesuffix(".sh")
+    return sorted(set(names), key=lambda name: (name != own, name))
 
 
 # A benchmark script's name (`benchmarks/single_node/agentic/<model>_<precision>_<gpu>….sh`): one

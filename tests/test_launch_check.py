@@ -85,7 +85,7 @@ def test_a_shared_file_is_named_once_and_changes_no_key(checkout: tuple[Path, st
     report = _review(repo, base, head)
     assert report.changed_keys == {}
     (shared,) = [f for f in report.findings if f.message_id == "launch-shared-changed"]
-    assert shared.params["reach"] == "mi355x-amds"
+    assert shared.params["reach"] == ["mi355x-amds"]
     assert "launch-shared-no-entry" in _ids(report, "warning")
     assert not _ids(report, "blocking")
     # A comment alone changes nothing a run executes: named, with no warning.

@@ -138,7 +138,7 @@ def _changed(scripts: ScriptChanges, ctx: CheckContext) -> list[Finding]:
     entries = bool(sweep_rules.appended(ctx.diff)) if ctx.diff.changelog is not None else False
     for path in scripts.shared:
         added, removed = _size(scripts, path)
-        reach = _reach(path)
+        reach = scripts.reach.get(path) or _reach(path)
         params = {"path": path, "added": added, "removed": removed, "reach": reach}
         differs = _runs_differ(scripts, path)
         message = "launch-shared-changed" if differs else "launch-shared-same-code"
@@ -152,9 +152,9 @@ def _changed(scripts: ScriptChanges, ctx: CheckContext) -> list[Finding]:
     return found
 
 
-def _reach(path: str) -> str:
+def _reach(path: str) -> list[str]:
     """Whose runs a shared file reaches: a launcher's machines (`mi355x-amds`), else every run."""
     name = path.rsplit("/", 1)[-1]
     if path.startswith("runners/launch_") and name.endswith(".sh"):
-        return name.removeprefix("launch_").removesuffix(".sh")
-    return ""
+        return [name.removeprefix("launch_").removesuffix(".sh")]
+    return []

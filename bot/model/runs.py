@@ -26,7 +26,7 @@ from bot.model.problems import Problem, from_yaml
 from bot.model.recipe import Recipe, Variant, parse_recipe
 from bot.model.runners import record
 from bot.model.script_code import code_id
-from bot.model.scripts import Launch, RunVars, follow, launchers, resolved
+from bot.model.scripts import Followed, Launch, RunVars, launchers, resolved
 from bot.model.selection import select
 from bot.sources.snapshot import Snapshot
 from bot.yamlsafe import MAX_DEPTH, YamlProblem, load_bytes
@@ -252,6 +252,7 @@ class Shared:
     def __init__(self) -> None:
         self.masters: dict[bytes, Parsed] = {}
         self.recipes: dict[tuple[str, bytes], Recipe] = {}
+        self.launches = Followed()
 
     def master(self, data: bytes) -> Parsed:
         if data not in self.masters:
@@ -265,6 +266,7 @@ class Ref:
 
     def __init__(self, snapshot: Snapshot, names: tuple[str, ...], shared: Shared) -> None:
         self.snapshot = snapshot
+        self.shared = shared
         self.layout = layout_mod.detect(snapshot, names)
         self.masters: dict[str, MasterFile] = {}
         self.keys: dict[str, str] = {}  # config key → the master config defining it (first one)
@@ -396,7 +398,7 @@ class Ref:
     def _follow(self, launcher: str, found: RunVars) -> Launch:
         data = resolved(launcher, lambda path: self.snapshot.read(self.layout.root + path), self.shell_files)
         machine = launcher.removeprefix("runners/launch_").removesuffix(".sh") + "_0"
-        return follow(launcher, data, found.env(machine), self.shell_files)
+        return self.shared.launches.follow(launcher, data, found.env(machine), self.shell_files)
 
     def script_settings(self, launches: tuple[Launch, ...]) -> dict[str, Any]:
         """A run's benchmark scripts as settings: `script` → each script's path and code id, so

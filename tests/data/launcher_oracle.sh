@@ -3,7 +3,8 @@
 # Runs the launcher with only assignments, tests and printf/echo executing; every other command is
 # skipped (inside $( ) it prints a marker: its output is unknown). The first command that runs
 # `bash benchmarks/...` (directly, through exec, srun, docker, $( )) is written to fd 3 and the
-# (sub)shell that sourced this file stops.
+# (sub)shell that sourced this file stops. A launcher that ends (or exits) without one writes `-`:
+# nothing written at all means bash did not get through the launcher.
 __launcher="$1"; shift
 __pid=$BASHPID; __base=$BASH_SUBSHELL  # the shell the launcher runs in, and its depth: $( ) is deeper
 shopt -s extdebug
@@ -11,9 +12,10 @@ set -T
 __allow() {
   local c="$BASH_COMMAND"
   case "$c" in
+    "__end") printf -- '-\n' >&3; return 1;;
     __*|'source "$__launcher"') return 0;;
     "printf "*|"echo "*) (( BASH_SUBSHELL > __base )) && return 0; return 1;;  # only what $( ) captures
-    "exit"*) (( BASH_SUBSHELL == __base )) && kill -KILL $__pid; return 0;;  # the launcher ends here
+    "exit"*) (( BASH_SUBSHELL == __base )) && { printf -- '-\n' >&3; kill -KILL $__pid; }; return 0;;  # the launcher ends here
     "[["*|"[ "*|"test "*|"export "*|"local "*|"true"|"false") return 0;;
   esac
   if [[ "$c" =~ ^[A-Za-z_][A-Za-z_0-9]*= ]]; then return 0; fi
@@ -34,3 +36,4 @@ __allow() {
 }
 trap '__allow' DEBUG
 source "$__launcher"
+__end
