@@ -36,12 +36,12 @@ def test_an_edit_of_a_symlinked_launchers_target_names_every_machine_that_runs_i
     checkout: tuple[Path, str],
 ) -> None:
     repo, base = checkout
-    head = commit(repo, {TARGET: replace("#!/usr/bin/bash\n", "#!/usr/bin/bash\n# retuned\n")})
+    head = commit(repo, {TARGET: replace("#!/usr/bin/bash\n", "#!/usr/bin/bash\nexport NCCL_DEBUG=WARN\n")})
     report = _review(repo, base, head)
     (shared,) = [f for f in report.findings if f.message_id == "launch-shared-changed"]
     assert shared.file == TARGET
     assert shared.params["reach"] == ["b200-dgxc", "b200-dgxc-slurm"]
-    assert report.changed_keys == {}  # a comment: no run starts another script
+    assert report.changed_keys == {}  # no run starts another script
 
 
 def test_a_script_name_changed_in_the_target_reaches_the_keys_run_through_the_symlink(
