@@ -19,6 +19,7 @@ from typing import Any
 from bot.model import dram, schema
 from bot.model import layout as layout_mod
 from bot.model.changelog import ChangelogDiff, compare
+from bot.model.generated import entry_fields
 from bot.model.images import ImageUse
 from bot.model.layout import Layout
 from bot.model.master import ConfigEntry, MasterFile, Point
@@ -27,11 +28,9 @@ from bot.model.problems import Problem
 from bot.model.recipe import Recipe
 from bot.model.runners import labels as runner_labels
 from bot.model.runs import (
-    CONCURRENCY_FIELDS,
     GROUP,
     LAUNCH,
     RUNNER,
-    SCENARIO_FIELDS,
     Ref,
     Run,
     Shared,
@@ -65,11 +64,6 @@ __all__ = [
     "run_ident",
     "whole_ident",
 ]
-
-
-def _entry_fields(raw: Any) -> Any:
-    """A config entry's own fields (model, runner, precision, …), without its matrix."""
-    return {k: v for k, v in raw.items() if k not in SCENARIO_FIELDS} if isinstance(raw, dict) else raw
 
 
 @dataclass
@@ -131,7 +125,7 @@ class KeyChange:
             return True
         if any(_same_run(run) not in self.known_duplicates for run in self.duplicates):
             return True  # a run launched once more
-        return not same(_entry_fields(self.base.raw), _entry_fields(self.head.raw))
+        return not same(entry_fields(self.base.raw), entry_fields(self.head.raw))
 
     @property
     def labels_only(self) -> bool:
@@ -145,7 +139,7 @@ class KeyChange:
             return False
         if any(_same_run(run) not in self.known_duplicates for run in self.duplicates):
             return False
-        if not same(_unlabelled(_entry_fields(self.base.raw)), _unlabelled(_entry_fields(self.head.raw))):
+        if not same(_unlabelled(entry_fields(self.base.raw)), _unlabelled(entry_fields(self.head.raw))):
             return False
         return bool(self.changed) and all(
             _recipe_run(run) and _recipe_run(self.base_of(run)) and _only_labels(self.base_of(run), run)
@@ -441,7 +435,7 @@ def _aspects(change: KeyChange, old: Ref, new: Ref) -> None:
     base, head = change.base, change.head
     aspects = change.aspects
     if base is not None and head is not None:
-        fields = _entry_fields(base.raw), _entry_fields(head.raw)
+        fields = entry_fields(base.raw), entry_fields(head.raw)
         both = all(isinstance(f, dict) for f in fields)
         if both and not same(fields[0].get("image"), fields[1].get("image")):
             aspects.append("image")
@@ -641,10 +635,8 @@ def whole_ident(point: Point, concurrency: int) -> tuple[Any, ...]:
 
 
 def _point_fields(point: Point) -> Any:
-    raw = point.raw
-    return frozen(
-        {k: v for k, v in raw.items() if k not in CONCURRENCY_FIELDS} if isinstance(raw, dict) else raw
-    )
+    """A point's fields as the generator's row holds them (its defaults filled in), hashable."""
+    return frozen(point.fields)
 
 
 def _duplicate(change: KeyChange, run: Run) -> Problem:

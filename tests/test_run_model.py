@@ -198,54 +198,70 @@ def test_a_long_list_edited_at_every_run_is_compared_in_seconds(e2e: tuple[Path,
     }
 
 
-# --- item 5: of two names of one engine option, the last one given counts ------------------------
+# --- item 5: of two names of one engine option, the one srt-slurm passes last counts ------------
+# srt-slurm's `_config_to_cli_args` passes a role's options sorted by name, so `tp-size` comes after
+# `tensor-parallel-size`, and `ep-size` / `ep_size` before `expert-parallel-size`, wherever the
+# recipe writes them.
 
 SGLANG_KEY = "qwen3.5-fp8-mi355x-sglang"
 SGLANG = f"{ROOT}benchmarks/single_node/srt-slurm-recipes/qwen3.5/sglang/mi355x-fp8/8k1k.yaml"
 PARALLEL = "        tensor-parallel-size: 4\n        expert-parallel-size: 1\n"
 
 
-@pytest.mark.parametrize(
-    ("added", "blocking", "first", "last"),
-    [
-        ("        tp-size: 2\n", "selection-none", "tensor-parallel-size: 4", "tp-size: 2"),
-        ("        ep_size: 4\n", "selection-none-ep", "expert-parallel-size: 1", "ep_size: 4"),
-    ],
-    ids=["tp", "ep"],
-)
-def test_the_last_of_two_names_of_a_parallelism_option_is_what_runs(
-    e2e: tuple[Path, str], added: str, blocking: str, first: str, last: str
-) -> None:
+def test_the_name_passed_last_of_a_parallelism_option_is_what_runs(e2e: tuple[Path, str]) -> None:
     repo, base = e2e
-    head = commit(repo, {SGLANG: replace(PARALLEL, PARALLEL + added)})
+    head = commit(repo, {SGLANG: replace(PARALLEL, PARALLEL + "        tp-size: 2\n")})
     report = _review(repo, base, head)
-    wrong = [f for f in _found(report, blocking) if f.config_key == SGLANG_KEY]
+    wrong = [f for f in _found(report, "selection-none") if f.config_key == SGLANG_KEY]
     assert [f.params["concurrency"] for f in wrong] == [4, 8, 16, 32, 64, 128, 256]
     assert all(f.severity is Severity.BLOCKING for f in wrong)
     [twice] = _found(report, "recipe-option-twice")
     assert (twice.severity, twice.file, twice.line) == (Severity.WARNING, SGLANG, 24)
-    assert (twice.params["first"] + ": " + twice.params["first_value"], twice.params["first_line"]) == (
-        first,
-        22 if first.startswith("tensor") else 23,
-    )
-    assert twice.params["last"] + ": " + twice.params["last_value"] == last
-    assert len(twice.params["variants"]) == 7
-
-
-def test_the_name_given_last_decides_whichever_it_is(e2e: tuple[Path, str]) -> None:
-    repo, base = e2e
-    # `tp-size: 8` first, then the real `tensor-parallel-size: 4`: the server runs TP4, as the point.
-    head = commit(repo, {SGLANG: replace(PARALLEL, "        tp-size: 8\n" + PARALLEL)})
-    report = _review(repo, base, head)
-    assert not [
-        f for f in report.findings if f.check == "recipe-selection" and f.severity is Severity.BLOCKING
-    ]
-    [twice] = _found(report, "recipe-option-twice")
-    assert (twice.params["first"], twice.params["last"], twice.params["last_value"]) == (
-        "tp-size",
+    params = twice.params
+    assert (params["ignored"], params["ignored_value"], params["ignored_line"]) == (
         "tensor-parallel-size",
         "4",
+        22,
     )
+    assert (params["taken"], params["taken_value"], params["role"], params["matched"]) == (
+        "tp-size",
+        "2",
+        "agg",
+        True,
+    )
+    assert len(params["variants"]) == 7
+
+
+def test_the_order_in_the_file_does_not_decide(e2e: tuple[Path, str]) -> None:
+    """`tp-size: 8` written before the real `tensor-parallel-size: 4` is still passed after it: the
+    server runs TP8 where the points are TP4."""
+    repo, base = e2e
+    head = commit(repo, {SGLANG: replace(PARALLEL, "        tp-size: 8\n" + PARALLEL)})
+    report = _review(repo, base, head)
+    wrong = [f for f in _found(report, "selection-none") if f.config_key == SGLANG_KEY]
+    assert [f.params["concurrency"] for f in wrong] == [4, 8, 16, 32, 64, 128, 256]
+    [twice] = _found(report, "recipe-option-twice")
+    assert (twice.params["ignored"], twice.params["taken"], twice.params["taken_value"]) == (
+        "tensor-parallel-size",
+        "tp-size",
+        "8",
+    )
+
+
+def test_an_ep_size_beside_expert_parallel_size_is_passed_first_and_ignored(e2e: tuple[Path, str]) -> None:
+    """`ep_size: 4` after `expert-parallel-size: 1` is passed before it: the server runs EP 1, as
+    the points, and the warning says `ep_size: 4` is not what runs."""
+    repo, base = e2e
+    head = commit(repo, {SGLANG: replace(PARALLEL, PARALLEL + "        ep_size: 4\n")})
+    report = _review(repo, base, head)
+    assert not [f for f in report.of(Severity.BLOCKING) if f.config_key == SGLANG_KEY]
+    [twice] = _found(report, "recipe-option-twice")
+    assert (twice.params["ignored"], twice.params["ignored_value"], twice.params["ignored_line"]) == (
+        "ep_size",
+        "4",
+        24,
+    )
+    assert (twice.params["taken"], twice.params["taken_value"]) == ("expert-parallel-size", "1")
 
 
 # --- item 4: the last `CONFIG_FILE=` is the recipe that runs ------------------------------------

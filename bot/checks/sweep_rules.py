@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from bot.checks.context import CheckContext
 from bot.diff import ReviewDiff, run_ident
 from bot.model.changelog import SCENARIO_TYPES, Entry, pattern_matches
+from bot.model.generated import ENTRY_NULL_ABSENT, entry_fields
 from bot.model.master import ConfigEntry, Point
 from bot.yamlsafe import frozen
 
@@ -103,10 +104,12 @@ def generated(entry: ConfigEntry | None, scenarios: set[str]) -> set[tuple[Any, 
 
 def generated_row(entry: ConfigEntry, point: Point) -> tuple[Any, ...]:
     """Everything the generator's row of a point holds but its concurrency: the key's own fields
-    and the point's, merged (so moving a field from the key into its points changes no run), its
-    scenario group's and its recipe."""
-    top = _top_level(entry.raw)
-    fields = {**(top if isinstance(top, dict) else {}), **_point_row(point.raw)}
+    and the point's, with the defaults the generator fills in (`pp: 1` written out is `pp` left
+    out), merged (so moving a field from the key into its points changes no run; a point's null
+    `router` leaves the row without one), its scenario group's and its recipe."""
+    top, own = entry_fields(entry.raw), point.fields
+    merged = {**(top if isinstance(top, dict) else {}), **(own if isinstance(own, dict) else {})}
+    fields = {k: v for k, v in merged.items() if v is not None or k not in ENTRY_NULL_ABSENT}
     return (frozen(fields), point.utilization, point.recipe, point.selector)
 
 
@@ -115,12 +118,6 @@ def generated_ident(row: tuple[Any, ...], point: Point, concurrency: int) -> tup
     field of the generated row but `conc` and `exp-name`): its row, topology and concurrency
     (last)."""
     return (row, *run_ident(point, concurrency))
-
-
-def _point_row(raw: Any) -> dict[Any, Any]:
-    if not isinstance(raw, dict):
-        return {}
-    return {k: v for k, v in raw.items() if k not in ("conc-list", "conc-start", "conc-end")}
 
 
 def append_only_scope(diff: ReviewDiff) -> dict[str, set[str]]:

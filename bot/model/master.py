@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from bot.model import schema
+from bot.model import generated, schema
 from bot.model.layout import Layout
 from bot.model.problems import Problem, from_yaml
 from bot.yamlsafe import LineDict, LineList, YamlProblem, decode, frozen, load
@@ -61,9 +61,13 @@ class Point:
     # What identifies a point across refs, apart from its concurrency: set once, from the fields
     # above (a multinode point's worker settings are compared whole).
     topology: tuple[Any, ...] = field(default=(), compare=False, repr=False, init=False)
+    # The point's fields as the generator's row holds them (`generated.point_fields`: all but its
+    # concurrencies, its defaults filled in, so that `pp: 1` written out is `pp` left out).
+    fields: Any = field(default=None, compare=False, repr=False, init=False)
 
     def __post_init__(self) -> None:
-        workers = _workers_signature(self.raw) if self.multinode else None
+        self.fields = generated.point_fields(self.raw, self.scenario, self.multinode)
+        workers = _workers_signature(self.fields) if self.multinode else None
         identity = (self.scenario, self.isl, self.osl, self.tp, self.ep, self.pp, self.dcp, self.pcp)
         self.topology = (*identity, self.dp_attn, self.spec_decoding, self.kv_offloading, workers)
 

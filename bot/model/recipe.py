@@ -37,7 +37,14 @@ EP_SIZE_ARGS = ("expert-parallel-size", "ep-size", "moe-expert-parallel-size")
 PARALLEL_ARGS = (*TP_ARGS, *PP_ARGS, *DP_ARGS, *EP_SIZE_ARGS)
 # The names of one engine option: SGLang (and vLLM, for the first three) declare each group as one
 # argparse option, so of several given, the last on the command line is what the server gets.
+# srt-slurm builds that command line from a role's options in the order of their names, each `_`
+# read as `-`, leaving out an option whose value is false or null (`_config_to_cli_args`).
 ALIASED_ARGS = (TP_ARGS, PP_ARGS, DP_ARGS, EP_SIZE_ARGS[:2])
+# Where a recipe gives each role's engine options as a command line: `roles.<role>.args` (srt-slurm's
+# 2.0 layout, expanded into the older one), or `backend.<engine>_config.<role>` (the older layout).
+# TensorRT-LLM's (and the mocker's) are a configuration file, not a command line.
+COMMAND_LINE_CONFIGS = ("sglang_config", "vllm_config", "atom_config")
+FILE_ENGINES = ("trtllm", "mocker")
 _OPTION = {name: group for group in ALIASED_ARGS for name in group}
 WHOLE_ARGS = (*PARALLEL_ARGS, "decode-context-parallel-size")
 FLAG_ARGS = ("enable-dp-attention", "enable-expert-parallel", "enable-deepep-moe", "enable-ep-moe")
@@ -76,35 +83,33 @@ class Variant:
         """The serving role: `roles.agg`, or the prefill worker of a disaggregated recipe."""
         return self._serving[1]
 
-    @property
+    @cached_property
     def args(self) -> dict[str, Any]:
-        """The role's `args`, with `_` in their names read as `-` (both spellings work); of the
-        names of one engine option (`ALIASED_ARGS`), only the last given, which the engine takes."""
-        return self._args[0]
-
-    @property
-    def repeated_args(self) -> list[tuple[Any, Any]]:
-        """Each engine option the role's `args` give twice (`ALIASED_ARGS`, or one name in both
-        spellings): (the earlier key, the later key, which the engine takes), as written."""
-        return self._args[1]
+        """The serving role's `args`, with `_` in their names read as `-` (both spellings work); of
+        the names of one engine option (`ALIASED_ARGS`), only the one the engine takes
+        (`command_line`)."""
+        args = self.role.get("args")
+        return command_line(args)[0] if isinstance(args, dict) else {}
 
     @cached_property
-    def _args(self) -> tuple[dict[str, Any], list[tuple[Any, Any]]]:
-        args = self.role.get("args")
-        if not isinstance(args, dict):
-            return {}, []
-        found: dict[str, Any] = {}
-        given: dict[Any, Any] = {}  # an option (its names) → the key that gave it last
-        repeated = []
-        for key, value in args.items():
-            name = str(key).replace("_", "-")
-            option = _OPTION.get(name, name)
-            if option in given:
-                repeated.append((given[option], key))
-                found.pop(str(given[option]).replace("_", "-"))
-            given[option] = key
-            found[name] = value
-        return found, repeated
+    def roles(self) -> list[tuple[str, tuple[str, ...], dict[Any, Any]]]:
+        """Every role the variant runs whose engine options srt-slurm passes as a command line:
+        (its name, the path of its options, the options as written), `roles.<role>.args` or
+        `backend.<engine>_config.<role>` (`prefill`, `decode`, `agg` / `aggregated`)."""
+        found = []
+        roles = self.data.get("roles")
+        if isinstance(roles, dict) and _engine(self.data) not in FILE_ENGINES:
+            for name, role in roles.items():
+                args = role.get("args") if isinstance(role, dict) else None
+                if isinstance(args, dict):
+                    found.append((str(name), ("roles", name, "args"), args))
+        backend = self.data.get("backend")
+        for config in COMMAND_LINE_CONFIGS:
+            modes = backend.get(config) if isinstance(backend, dict) else None
+            for name, args in modes.items() if isinstance(modes, dict) else ():
+                if isinstance(args, dict):
+                    found.append((str(name), ("backend", config, name), args))
+        return found
 
     def setting(self, name: str) -> tuple[Any, tuple[str, ...] | None]:
         """An environment setting looked up in `benchmark.env`, then in the role's `env`."""
@@ -124,6 +129,39 @@ class Variant:
             if isinstance(node, LineDict) and path[-1] in node:
                 return node.line_of(path[-1])
         return None
+
+
+def command_line(args: dict[Any, Any]) -> tuple[dict[str, Any], list[tuple[Any, Any]]]:
+    """A role's engine options as srt-slurm passes them to the engine: in the order of their names
+    (`sorted`), each `_` read as `-`, one whose value is false or null left out. Of the names of
+    one option (`ALIASED_ARGS`, or one name in both spellings) the engine takes the last passed.
+    Returns the options by name, with only the one taken of each, and each option given twice as
+    (the key the engine ignores, the key it takes), as written."""
+    found: dict[str, Any] = {}
+    taken: dict[str, Any] = {}  # an option (its names) → the key the engine takes so far
+    repeated = []
+    for key in sorted(args, key=str):
+        value = args[key]
+        name = str(key).replace("_", "-")
+        option = _OPTION.get(name, name)
+        if option not in taken:
+            taken[option], found[name] = key, value
+        elif value is False or value is None:  # passes nothing: the other one stands
+            repeated.append((key, taken[option]))
+        else:
+            repeated.append((taken[option], key))
+            found.pop(str(taken[option]).replace("_", "-"))
+            taken[option], found[name] = key, value
+    return found, repeated
+
+
+def _engine(data: dict[str, Any]) -> Any:
+    """The engine a 2.0 recipe runs: `engine` (a name, or a mapping with its `type`), else
+    `backend.type`; srt-slurm's default is SGLang."""
+    engine = data.get("engine")
+    engine = engine.get("type") if isinstance(engine, dict) else engine
+    backend = data.get("backend")
+    return engine or (backend.get("type") if isinstance(backend, dict) else None) or "sglang"
 
 
 @dataclass
@@ -358,29 +396,41 @@ def parse_recipe(path: str, data: bytes) -> Recipe:
 
 
 def _repeated(variants: list[Variant], path: str) -> list[Problem]:
-    """One notice per engine option that a serving role gives twice (the same two lines shared by
-    several variants once): the engine takes the last, and so does selection."""
+    """One notice per engine option that a role gives twice (the same two lines shared by several
+    variants once), naming the role: the engine takes the one srt-slurm passes last, and so does
+    selection for the serving role."""
     found: dict[tuple[Any, ...], list[str]] = {}
     for variant in variants:
-        role, args = variant._serving[0], variant.role.get("args")
-        for earlier, later in variant.repeated_args:
-            lines = [variant.line_of(("roles", role, "args", k)) for k in (earlier, later)]
-            shown_args = [(str(k), shown(args[k])) for k in (earlier, later)]
-            found.setdefault((role, *lines, *shown_args), []).append(variant.name)
+        for name, where, args in variant.roles:
+            for ignored, taken in command_line(args)[1]:
+                lines = tuple(variant.line_of((*where, k)) for k in (ignored, taken))
+                shown_args = tuple((str(k), shown(args[k])) for k in (ignored, taken))
+                matched = where[:2] == ("roles", variant._serving[0])
+                found.setdefault((name, ".".join(map(str, where)), matched, lines, shown_args), []).append(
+                    variant.name
+                )
     return [
         Problem(
             "recipe-option-twice",
             path,
-            later_line,
+            taken_line,
             {
                 "variants": names,
                 "role": role,
-                "first": first,
-                "first_value": first_value,
-                "first_line": first_line,
-                "last": last,
-                "last_value": last_value,
+                "where": where,
+                "matched": matched,
+                "ignored": ignored,
+                "ignored_value": ignored_value,
+                "ignored_line": ignored_line,
+                "taken": taken,
+                "taken_value": taken_value,
             },
         )
-        for (role, first_line, later_line, (first, first_value), (last, last_value)), names in found.items()
+        for (
+            role,
+            where,
+            matched,
+            (ignored_line, taken_line),
+            ((ignored, ignored_value), (taken, taken_value)),
+        ), names in found.items()
     ]

@@ -6,11 +6,12 @@ whole (anchors, aliases, merge keys, tags and escapes resolved), runners.yaml an
 points name. A run's settings are, flattened to dotted paths: the entry's fields (`image`,
 `model`, `runner`, … everything but `scenarios`), its scenario group's (`isl`, `osl`,
 `dram-utilization`, `duration`, … everything but `search-space`), the point's (everything but
-its concurrencies), what it reads from its runner's record in runners.yaml (the DRAM budget of
-an agentic DRAM-offload point, `total-cpu-dram-gb`, not the two fields it is made of; any other
-field of the record as `hardware.<field>`) and the recipe variant it selects, resolved. `same`
-compares them by value and type: `true`, `1`, `1.0` and `"1"` are four different settings (the
-generator hands each on as written).
+its concurrencies), the entry's and the point's with the defaults the generator fills in (`pp: 1`
+written out is `pp` left out: `bot.model.generated`), what it reads from its runner's record in
+runners.yaml (the DRAM budget of an agentic DRAM-offload point, `total-cpu-dram-gb`, not the two
+fields it is made of; any other field of the record as `hardware.<field>`) and the recipe variant
+it selects, resolved. `same` compares them by value and type: `true`, `1`, `1.0` and `"1"` are
+four different settings (the generator hands each on as written).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from bot.model import dram
+from bot.model import dram, generated
 from bot.model import layout as layout_mod
 from bot.model.master import ConfigEntry, MasterFile, Parsed, Point, parse_master
 from bot.model.problems import Problem, from_yaml
@@ -31,12 +32,10 @@ from bot.model.selection import select
 from bot.sources.snapshot import Snapshot
 from bot.yamlsafe import MAX_DEPTH, YamlProblem, load_bytes
 
-CONCURRENCY_FIELDS = ("conc-list", "conc-start", "conc-end")
 # The parts of a run's settings, by name, in the order they are built (`Run.parts`): the entry's,
 # its scenario group's, its point's, what it reads of its runner's record, its recipe variant's,
 # and the benchmark scripts its launchers start.
 ENTRY, GROUP, POINT, RUNNER, VARIANT, LAUNCH = range(6)
-SCENARIO_FIELDS = ("scenarios", "seq-len-configs")  # an entry's matrix, not a setting of its own
 HARDWARE = "hardware"  # the prefix of a runner's runners.yaml record among a run's settings
 _MAX_DEPTH = 32  # deeper mappings are compared whole
 _MAX_JSON_CHARS = 4096  # longer JSON-looking strings are compared as text
@@ -177,11 +176,11 @@ class Run(NamedTuple):
     def _part(self, index: int) -> dict[str, Any]:
         ref, entry, hardware = self.source
         if index == ENTRY:
-            return ref.flattened(entry, "", SCENARIO_FIELDS)
+            return ref.entry_settings(entry)
         if index == GROUP:
             return ref.group_settings(self.point)
         if index == POINT:
-            return ref.flattened(self.point.raw, "", CONCURRENCY_FIELDS)
+            return ref.flattened(self.point.fields, "")
         if index == RUNNER:
             return ref.hardware_reads(self.point, hardware)
         if index == VARIANT:
@@ -286,6 +285,7 @@ class Ref:
         self.recipes = Recipes(snapshot, shared.recipes)
         self._runners: tuple[Any, Problem | None] | None = None
         self._flat: dict[tuple[int, str, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
+        self._entries: dict[int, tuple[Any, Any]] = {}  # an entry as parsed → its generated fields
         self._reads: dict[tuple[Any, ...], tuple[Any, dict[str, Any]]] = {}
         self._shell_files: frozenset[str] | None = None
         self._has_launchers = False
@@ -338,6 +338,14 @@ class Ref:
             found[prefix or "value"] = node
         self._flat[slot] = (node, found)
         return found
+
+    def entry_settings(self, entry: Any) -> dict[str, Any]:
+        """An entry's own settings, as the generator reads them (`generated.entry_fields`: its
+        defaults filled in), worked out once per parsed entry."""
+        cached = self._entries.get(id(entry))
+        if cached is None or cached[0] is not entry:
+            cached = self._entries[id(entry)] = (entry, generated.entry_fields(entry))
+        return self.flattened(cached[1], "")
 
     def hardware_reads(self, point: Point, hardware: Any) -> dict[str, Any]:
         """What a run of `point` reads from its runner's record, worked out once per record and
