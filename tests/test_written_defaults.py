@@ -125,9 +125,9 @@ def test_writing_out_the_generators_defaults_changes_no_run(ix: tuple[Path, str]
     report = _review(repo, base, commit(repo, _write_defaults()))
     assert report.verdict == "clean", [f.message_id for f in report.of(Severity.BLOCKING)]
     for key in (FIXED, AGENTIC, DISAGG, AGG):
-        runs = report.changes[key]["runs"]
-        assert runs and {run["status"] for run in runs} == {"as-before"}, key
-        assert report.changes[key]["common"] == [], key
+        runs = report.changes[key].runs
+        assert runs and {run.status for run in runs} == {"as-before"}, key
+        assert report.changes[key].common == (), key
     (said,) = [f for f in report.findings if f.message_id == "changelog-not-needed"]
     assert said.params["removed"] == []  # no key "only lost points": none lost any
 
