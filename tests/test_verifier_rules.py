@@ -13,7 +13,7 @@ import pytest
 
 from bot.findings import Severity
 from bot.local import LocalRequest, run_local
-from bot.model.models_md import Unreadable, retirements
+from bot.model.models_md import retirements
 from bot.sources.git import GitRepo
 from tests.conftest import commit, shared_or_skip
 
@@ -268,10 +268,53 @@ def test_support_matrix_rows(text: str, expected: dict[str, str]) -> None:
 
 
 def test_a_models_md_without_the_table_or_out_of_bounds_is_not_checked_and_never_crashes() -> None:
-    assert isinstance(retirements("# Models\n\nNo table here.\n"), Unreadable)
-    assert isinstance(retirements("\x00\xff" * 1000), Unreadable)
+    assert retirements("# Models\n\nNo table here.\n") is None
+    assert retirements("\x00\xff" * 1000) is None
     hostile = HEADER + ("| a | `p` | b | None retired " + "retired " * 5000 + "|\n") * 20
     assert retirements(hostile) == []
     long_cell = HEADER + "| a | `p` | b | None (retired 2026-01-01) " + "x" * 100_000 + " |\n"
     [only] = retirements(long_cell)
     assert len(only.cell) <= 161
+
+
+def _kimik25_pr(runfiles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, models: str | None) -> tuple:
+    """#2406's base with its MODELS.md replaced (None: left as it is), and a head that adds a key
+    for `kimik2.5` after its retirement."""
+    repo, _ = _clone(runfiles, tmp_path, _first_commit_of(runfiles, 2406))
+    base = commit(repo, {"MODELS.md": models}) if models is not None else _first_commit_of(runfiles, 2406)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-08-20T12:00:00Z")
+    return repo, base, commit(repo, {AMD: _seed_kimik25})
+
+
+@pytest.mark.parametrize(
+    ("models", "expected"),
+    [
+        ("# Models\n\nThe support matrix moved to the wiki.\n", "verifier-models-no-table"),
+        ("# Models\n" + "x" * 300_000 + "\n", "verifier-models-too-large"),
+    ],
+)
+def test_a_models_md_that_cannot_be_read_is_not_checked(
+    tmp_path: Path, runfiles: Path, monkeypatch: pytest.MonkeyPatch, models: str, expected: str
+) -> None:
+    repo, base, head = _kimik25_pr(runfiles, tmp_path, monkeypatch, models)
+    report, _, _ = run_local(LocalRequest(str(repo), base, head, offline=True))
+    said = [(f.message_id, f.severity) for f in report.findings if f.message_id.startswith("verifier-")]
+    assert said == [(expected, UNVERIFIED)]
+
+
+def test_without_a_day_to_judge_on_a_retirement_is_not_checked(
+    tmp_path: Path, runfiles: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot import diff as diff_mod
+    from bot.checks import retirements as rule
+    from bot.model import prfiles
+
+    repo, base, head = _kimik25_pr(runfiles, tmp_path, monkeypatch, None)
+    git = GitRepo.open(repo)
+    old, new = git.snapshot(base), git.snapshot(head)
+    changed = git.changed_files(base, head)
+    review = diff_mod.compute(old, new, changed)
+    files = prfiles.read(old, new, changed, "", None)
+    assert [f.message_id for f in rule.check(review, files, None)] == ["verifier-retired-no-date"]
+    assert [f.message_id for f in rule.check(review, files, "2026-08-06")] == []  # scheduled, not yet
+    assert [f.message_id for f in rule.check(review, files, "2026-08-07")] == ["verifier-retired-model"]

@@ -11,7 +11,7 @@ from datetime import date
 from bot.checks.script_rules import CHECK
 from bot.diff import ReviewDiff
 from bot.findings import Finding, Severity, finding
-from bot.model.models_md import Retirement, Unreadable, retirements
+from bot.model.models_md import Retirement, retirements
 from bot.model.prfiles import MODELS, PrFiles
 from bot.model.shell import MAX_BYTES
 
@@ -31,8 +31,8 @@ def check(diff: ReviewDiff, files: PrFiles, review_date: str | None) -> list[Fin
     if len(files.models_base) > MAX_BYTES:  # an `Oversized`: known by its size alone
         return [_unverified("verifier-models-too-large", size=len(files.models_base), limit=MAX_BYTES)]
     found = retirements(files.models_base.decode("utf-8", "replace"))
-    if isinstance(found, Unreadable):
-        return [_unverified("verifier-models-unreadable", reason=found.reason)]
+    if found is None:
+        return [_unverified("verifier-models-no-table")]
     by_prefix: dict[str, Retirement] = {}
     for retired in found:
         if retired.prefix not in by_prefix or retired.effective < by_prefix[retired.prefix].effective:

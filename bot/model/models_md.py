@@ -32,12 +32,6 @@ class Retirement(NamedTuple):
     cell: str
 
 
-class Unreadable(NamedTuple):
-    """Why the retirements could not be read (no support matrix table in the file)."""
-
-    reason: str
-
-
 def _day(text: str) -> date | None:
     try:
         if text[:1].isdigit():
@@ -71,8 +65,9 @@ def _retired_on(cell: str) -> date | None:
     return day + timedelta(days=1) if (match[1] or "").strip().lower() == "after" else day
 
 
-def retirements(text: str) -> list[Retirement] | Unreadable:
-    """Every dated retirement of the support matrix, in the file's order."""
+def retirements(text: str) -> list[Retirement] | None:
+    """Every dated retirement of the support matrix, in the file's order; None when the file has no
+    support matrix table."""
     found: list[Retirement] = []
     columns: tuple[int, int] | None = None
     tables = 0
@@ -100,5 +95,5 @@ def retirements(text: str) -> list[Retirement] | Unreadable:
         prefixes = _PREFIX.findall(cells[prefix_at])
         found += [Retirement(prefix, effective, number, quoted) for prefix in prefixes]
     if not tables:
-        return Unreadable("no table with a `Prefix` and an `Active scenarios` column")
+        return None
     return found
