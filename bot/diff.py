@@ -207,6 +207,7 @@ class ReviewDiff:
     # Neither ref has a master config (the wrong repository or layout): no key can be reviewed.
     no_masters: bool = False
     masters_head: dict[str, MasterFile] = field(default_factory=dict, repr=False)
+    masters_base: dict[str, MasterFile] = field(default_factory=dict, repr=False)
     # What the PR should know but need not fix (a `*master*.yaml` InferenceX does not read).
     notices: list[Problem] = field(default_factory=list)
     # Changed shell files a run executes (launchers, benchmark scripts, what they source), from
@@ -577,6 +578,7 @@ def compute(
         unreadable_masters=unreadable,
         no_masters=not new.masters and not old.masters,
         masters_head=new.masters,
+        masters_base=old.masters,
         notices=notices,
         scripts=scripts,
         launchers=new.has_launchers,

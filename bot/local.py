@@ -122,6 +122,7 @@ def run_local(
             url=url,
             repository=repository,
             head_message=repo.commit_message(head_sha),
+            review_date=repo.commit_date(head_sha),
         )
         review = pipeline.ReviewInput(
             base,

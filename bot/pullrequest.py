@@ -36,3 +36,6 @@ class PullRequest(NamedTuple):
     # GitHub's `mergeable`: False when the PR has merge conflicts; None when not known (local
     # mode, or GitHub has not worked it out yet).
     mergeable: bool | None = None
+    # The day the PR is judged on (UTC, `YYYY-MM-DD`) for rules with effective dates: the day the
+    # action reviews it; locally, the head commit's committer date. None when not known.
+    review_date: str | None = None

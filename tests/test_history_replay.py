@@ -75,6 +75,10 @@ alone (a warning: the merge step accepts them, the PR-time check does not), see 
   configs) adds agentic groups with `duration` and points with `offloading` (schema-unknown-field)
   and a runners.yaml without `labels` (schema-runner-labels). Upstream's own validator refuses
   each of these entries too (docs/checks.md, "Schema").
+- verifier-engine-first (2): a framework other than vLLM / SGLang first on a model and SKU with
+  no vLLM or SGLang key there (the sign-off verifier's Check 6 (b)): #1803's
+  `glm5-fp4-gb200-dynamo-trt` (the GB200 `dynamo-sglang` keys are GLM-5.1's, `model-prefix:
+  glm5.1`) and #2533's `glm5.1-fp8-b200-tilert`; #1803 is the one PR it newly blocks.
 """
 
 from __future__ import annotations
@@ -123,8 +127,9 @@ EXPECTED_PRS = {
     # #1992 moved the master configs out of `.github/configs/`, which this bundle does not hold: its
     # keys look added, and one SGLang key on MI355X runs `rocm/sgl-dev` (on InferenceX, unchanged).
     ("scripts", "scripts-upstream-image"): 1,
+    ("scripts", "verifier-engine-first"): 2,
 }
-EXPECTED_BLOCKED = 380  # #22 adds #2121 and the 9 PRs only schema findings block; #32 clears #2708, #2709
+EXPECTED_BLOCKED = 381  # #22: #2121 and 9 schema-only PRs; #32 clears #2708, #2709; #35 adds #1803
 SUMMARY = Path(tempfile.gettempdir()) / "prbot-history-replay.txt"
 
 

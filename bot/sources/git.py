@@ -7,6 +7,7 @@ import re
 import subprocess
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, NamedTuple
 
@@ -87,6 +88,19 @@ def _message(commit: bytes) -> str:
     return text.partition("\n\n")[2] + "\n"
 
 
+def _committer_day(commit: bytes) -> str | None:
+    """The UTC day of a commit object's `committer … <email> <seconds> <zone>` header."""
+    headers = commit.split(b"\n\n", 1)[0].split(b"\n")
+    for line in headers:
+        if line.startswith(b"committer "):
+            fields = line.rsplit(b">", 1)[-1].split()
+            if fields and fields[0].isdigit() and len(fields[0]) <= 12:
+                with contextlib.suppress(ValueError, OverflowError, OSError):  # beyond year 9999
+                    return datetime.fromtimestamp(int(fields[0]), UTC).date().isoformat()
+            return None
+    return None
+
+
 @dataclass
 class GitRepo:
     """A local repository; `snapshot(ref)` gives read-only views of single commits."""
@@ -154,9 +168,7 @@ class GitRepo:
         except GitError:
             return ""
 
-    def commit_message(self, sha: str) -> str:
-        """The full message of a commit, as `git log -1 --format=%B` prints it (`[skip-sweep]` in
-        it holds InferenceX's sweep back), read through the `git cat-file --batch` process."""
+    def _commit(self, sha: str) -> bytes:
         found: dict[str, bytes | None] = {}
         self._queued.append(_Request(found, sha, f"{sha}\n".encode("ascii"), b"commit"))
         self._send()
@@ -164,7 +176,17 @@ class GitRepo:
         commit = found[sha]
         if commit is None:
             raise GitError(msg("git-unknown-ref", ref=sha, repo=str(self.path)))
-        return _message(commit)
+        return commit
+
+    def commit_message(self, sha: str) -> str:
+        """The full message of a commit, as `git log -1 --format=%B` prints it (`[skip-sweep]` in
+        it holds InferenceX's sweep back), read through the `git cat-file --batch` process."""
+        return _message(self._commit(sha))
+
+    def commit_date(self, sha: str) -> str | None:
+        """A commit's committer date as a UTC day (`YYYY-MM-DD`, as `git log -1 --format=%cs`
+        with `TZ=UTC`); None when its `committer` header has no readable time."""
+        return _committer_day(self._commit(sha))
 
     def changed_files(self, base: str, head: str) -> list[str]:
         """Paths whose mode, type or contents differ between two commits (renames count as

@@ -22,7 +22,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import requests
@@ -324,6 +324,7 @@ class GitHubSource:
             draft=bool(pull.draft),
             from_fork=pull.head.repo is None or pull.head.repo.full_name != self.repo.full_name,
             mergeable=pull.mergeable,
+            review_date=datetime.now(UTC).date().isoformat(),  # upstream's verifier: `date -u +%F`
         )
         return PullInfo(
             number,
