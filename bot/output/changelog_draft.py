@@ -22,7 +22,7 @@ from typing import Any
 from bot.catalog import Msg, msg
 from bot.checks import runlabels
 from bot.findings import Finding
-from bot.model import runs
+from bot.model import dram, runs
 from bot.output import messages, numbers
 from bot.yamlsafe import frozen
 
@@ -60,6 +60,8 @@ ITEMS_SHOWN = 8
 SCENARIOS = ("fixed-seq-len", "agentic-coding")
 #: How a setting of the runner's record in runners.yaml begins.
 HARDWARE = runs.HARDWARE + "."
+#: A recipe's name for the DRAM budget the generator hands on as `total-cpu-dram-gb`.
+BUDGET_ENV = "TOTAL_CPU_DRAM_GB"
 
 
 def drafted_keys(findings: Iterable[Finding]) -> list[str]:
@@ -150,6 +152,7 @@ def _parts(settings: Sequence[Any]) -> tuple[list[Msg], list[Msg]]:
     appear, those that change, list items added and removed, the settings that go; each setting
     once (the same change under two paths, a point's `tp` and its recipe's, is one)."""
     listed = [s for s in (settings if isinstance(settings, list) else []) if isinstance(s, Mapping)]
+    listed = _one_budget(listed)
     names = _names([str(s.get("path", "")) for s in listed])
     images, env, new, changed, lists, gone = [], [], [], [], [], []
     for setting in listed:
@@ -179,6 +182,19 @@ def _parts(settings: Sequence[Any]) -> tuple[list[Msg], list[Msg]]:
     sets = [msg("draft-set-env", settings=_some(list(dict.fromkeys(env))))] if env else []
     changes = [msg("draft-change", changes=[change]) for change in _once(changed)]
     return _once(images), [*sets, *_once(new), *changes, *_once(lists), *_once(gone)]
+
+
+def _one_budget(listed: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The settings without the generator's DRAM budget (`total-cpu-dram-gb`) where a recipe's
+    `TOTAL_CPU_DRAM_GB` changes the same way: one fact, named as the recipe names it. A recipe that
+    pins another value keeps both (two facts; the `dram` check says which is right)."""
+
+    def change(setting: Mapping[str, Any]) -> tuple[str | None, ...]:
+        sides = (setting.get("base"), setting.get("head"))
+        return tuple(None if value is None else _value(value) for value in sides)
+
+    pinned = {change(s) for s in listed if str(s.get("path", "")).rpartition(".")[2] == BUDGET_ENV}
+    return [s for s in listed if s.get("path") != dram.BUDGET_SETTING or change(s) not in pinned]
 
 
 def _once(items: Sequence[Msg]) -> list[Msg]:
