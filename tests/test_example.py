@@ -29,8 +29,8 @@ CAP_MIB = 2_861_022
 
 # The SHAs the fixed names, dates and data produce. If you change a data file on purpose,
 # update these (and anything that quotes them).
-EXPECTED_BASE = "adee88bd77a5535fbc33b46a3db5a89fd45cabd8"
-EXPECTED_HEAD = "40623a1131792fdf14ad9836a591a8e720a9f0a0"
+EXPECTED_BASE = "b1b1d8cbda896c40ac9199d307c0e81e68cbd7ea"
+EXPECTED_HEAD = "bd376fa4339ec0bbb5471a87353f494ce949f663"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -218,10 +218,11 @@ def test_file_hygiene_and_size(repo):
             if path.endswith(".yaml"):
                 assert yaml.safe_load(text) is not None, path
     assert total > 0
-    # The bundled data (base tree, changed head files, PR metadata) stays compact.
+    # The bundled data (base tree, changed head files, PR metadata) stays compact: about 33 kB of
+    # configs and recipes, 8.5 kB of launchers and benchmark scripts.
     data = sum(map(len, example_files("base").values())) + sum(map(len, example_files("head").values()))
     data += len(repo.title.encode()) + len(repo.body.encode())
-    assert data < 40_000
+    assert data < 45_000
 
 
 def test_modes_are_plain_files(repo):
