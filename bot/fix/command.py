@@ -99,7 +99,7 @@ def _bounded(
     try:
         with alarm(seconds):
             head, changelog, pr_url = _head_files(args, report.findings)
-            fixes = plan(report.findings, head, changelog, pr_url, report.changes)
+            fixes = plan(report.findings, head, changelog, pr_url, report.changes, report.changelog_langs)
             diffs = {}
             if args.dry_run:
                 diffs = {p: apply.unified_diff(p, head[p] or b"", d) for p, d in sorted(fixes.files.items())}

@@ -139,7 +139,7 @@ def draft_comment(
     keys = changelog_draft.drafted_keys(blocking)
     if end is None or not keys or end.number not in touched.get(end.path, ()):
         return None
-    entry = changelog_draft.entry_text(keys, report.changes, _link(pr_url))
+    entry = changelog_draft.entry_text(keys, report.changes, _link(pr_url), report.changelog_langs)
     if entry is None:
         return None
     fixed = {

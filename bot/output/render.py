@@ -631,7 +631,9 @@ class _Review:
             return None
         if self._entry_text is None:
             keys = changelog_draft.drafted_keys(self.sections[name])
-            drafted = changelog_draft.entry_text(keys, self.report.changes, "XXX")
+            drafted = changelog_draft.entry_text(
+                keys, self.report.changes, "XXX", self.report.changelog_langs
+            )
             self._entry_text = textsafe.redact(drafted) if drafted else ""
         return self._entry_text or None
 
