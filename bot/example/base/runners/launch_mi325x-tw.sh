@@ -3,24 +3,23 @@
 # runs benchmarks/single_node/<scenario>/<prefix>_<precision>_mi325x_<framework>[_mtp].sh in it.
 set -euo pipefail
 
-SPEC_SUFFIX=$([[ "$SPEC_DECODING" == "mtp" ]] && printf '_mtp' || printf '')
-SCRIPT_BASE="${EXP_NAME%%_*}_${PRECISION}_mi325x"
-SCRIPT_DIR="benchmarks/single_node/${SCENARIO_SUBDIR:-fixed_seq_len/}"
-SCRIPT_FW="${SCRIPT_DIR}${SCRIPT_BASE}_${FRAMEWORK}${SPEC_SUFFIX}.sh"
-SCRIPT_FALLBACK="${SCRIPT_DIR}${SCRIPT_BASE}${SPEC_SUFFIX}.sh"
-if [[ -f "$SCRIPT_FW" ]]; then
-    BENCHMARK_SCRIPT="$SCRIPT_FW"
+if [[ "$SPEC_DECODING" == "mtp" ]]; then
+    MTP=_mtp
 else
-    BENCHMARK_SCRIPT="$SCRIPT_FALLBACK"
+    MTP=
 fi
+FOLDER="benchmarks/single_node/${SCENARIO_SUBDIR:-fixed_seq_len/}"
+STEM="${FOLDER}${EXP_NAME%%_*}_${PRECISION}_mi325x"
+SCRIPT="${STEM}_${FRAMEWORK}${MTP}.sh"
+[[ -f "$SCRIPT" ]] || SCRIPT="${STEM}${MTP}.sh"
 
-SQUASH_FILE="/scratch/squash/$(printf '%s' "$IMAGE" | tr '/:@' '___').sqsh"
-JOB_ID=$(salloc --partition=gpu --gres=gpu:8 --exclusive --no-shell --parsable)
-trap 'scancel "$JOB_ID"' EXIT
+SQUASH="/scratch/squash/$(printf '%s' "$IMAGE" | tr '/:@' '___').sqsh"
+JOB=$(salloc --partition=gpu --gres=gpu:8 --exclusive --no-shell --parsable)
+trap 'scancel "$JOB"' EXIT
 
-srun --jobid="$JOB_ID" enroot import -o "$SQUASH_FILE" "docker://$IMAGE"
-srun --jobid="$JOB_ID" \
-    --container-image="$SQUASH_FILE" \
+srun --jobid="$JOB" enroot import -o "$SQUASH" "docker://$IMAGE"
+srun --jobid="$JOB" \
+    --container-image="$SQUASH" \
     --container-mounts="$GITHUB_WORKSPACE:/work" \
     --container-workdir=/work \
-    bash "$BENCHMARK_SCRIPT"
+    bash "$SCRIPT"
