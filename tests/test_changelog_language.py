@@ -13,12 +13,12 @@ import yaml
 
 from bot.example import CONFIG_KEY, ExampleRepo
 from bot.fix.command import main as fix_main
-from bot.local import run_local
+from bot.local import LocalRequest, run_local
 from bot.model.changelog import RECENT_ENTRIES, languages
 from bot.output import changelog_draft as draft
 from bot.output.render import render_comment
 from bot.yamlsafe import load
-from tests.conftest import CHANGELOG, commit, shared_or_skip
+from tests.conftest import CHANGELOG, commit, e2e_checkout, shared_or_skip
 from tests.mdcheck import halves
 
 RECIPE = "benchmarks/single_node/srt-slurm-recipes/kimik3/atom/mi355x-fp4-mtp/agentic.yaml"
@@ -168,3 +168,22 @@ def test_chinese_lines_fold_between_characters_and_read_back() -> None:
     [entry] = yaml.safe_load(text)
     assert entry["description"] == draft.description(keys, changes, ("en", "zh"))
     assert load(text).data[0]["description"] == entry["description"]
+
+
+def test_a_pr_on_the_real_bilingual_changelog_gets_a_bilingual_draft(tmp_path: Path) -> None:
+    """InferenceX's real files (its newer, bilingual changelog) and a PR that bumps one key's image
+    without an entry: the comment's drafted entry says it in English, then in Chinese."""
+    repo, base = e2e_checkout(tmp_path)
+    master = "inferencex-e2e/configs/amd-master.yaml"
+    old = "  image: lmsysorg/sglang:v0.5.12-rocm700-mi35x\n"
+    head = commit(repo, {master: lambda text: text.replace(old, old.replace("v0.5.12", "v0.5.14"), 1)})
+    report = run_local(LocalRequest(repo=str(repo), base=base, head=head, offline=True))[0]
+    assert report.changelog_langs == ("en", "zh")
+    english, _ = halves(render_comment(report))
+    shown = english.split("```yaml\n", 1)[1].split("\n  ```", 1)[0]
+    [entry] = yaml.safe_load("\n".join(line.removeprefix("  ") for line in shown.splitlines()))
+    assert entry["config-keys"] == ["dsr1-fp4-mi355x-sglang"]
+    assert entry["description"] == [
+        "Update the image from lmsysorg/sglang:v0.5.12-rocm700-mi35x to v0.5.14-rocm700-mi35x.",
+        "将镜像从 lmsysorg/sglang:v0.5.12-rocm700-mi35x 更新为 v0.5.14-rocm700-mi35x。",
+    ]
