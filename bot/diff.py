@@ -18,7 +18,7 @@ from typing import Any
 
 from bot.model import dram, schema
 from bot.model import layout as layout_mod
-from bot.model.changelog import ChangelogDiff, compare
+from bot.model.changelog import ChangelogDiff, compare, languages
 from bot.model.generated import entry_fields
 from bot.model.images import ImageUse
 from bot.model.layout import Layout
@@ -215,6 +215,8 @@ class ReviewDiff:
     scripts: ScriptChanges | None = None
     # Whether the head holds runner launchers: without them what a run executes is not known.
     launchers: bool = True
+    # The languages of the base changelog's newest entries, which a drafted entry is written in.
+    changelog_langs: tuple[str, ...] = ("en",)
 
     def head_entry(self, key: str) -> ConfigEntry | None:
         """Any key's entry at the head (built on demand: the sweep runs keys the PR did not change)."""
@@ -582,6 +584,7 @@ def compute(
         notices=notices,
         scripts=scripts,
         launchers=new.has_launchers,
+        changelog_langs=_changelog_langs(base, old.layout.changelog),
     )
 
 
@@ -737,3 +740,9 @@ def _recipe_users(paths: list[str], new: Ref) -> dict[str, list[ConfigEntry]]:
         for path in sorted(recipe_paths(entry) & users.keys()) if entry else ():
             users[path].append(entry)
     return users
+
+
+def _changelog_langs(base: Snapshot, path: str) -> tuple[str, ...]:
+    """The languages of the base changelog's newest entries (`changelog.languages`)."""
+    data = base.read(path)
+    return languages(data if isinstance(data, bytes) else None)

@@ -105,7 +105,12 @@ class _Progress:
         ]
         if self.diff is None:
             return Report(self.findings + late)
-        return Report(self.findings + late, *_tables(self.diff), changelog_end=_changelog_end(self.diff))
+        return Report(
+            self.findings + late,
+            *_tables(self.diff),
+            changelog_end=_changelog_end(self.diff),
+            changelog_langs=self.diff.changelog_langs,
+        )
 
 
 def _tables(diff: ReviewDiff, ctx: CheckContext | None = None) -> tuple[dict, dict, dict, dict]:
@@ -179,4 +184,9 @@ def _review(
             progress.add(check.id, ctx.no_masters(check.id))
         else:
             progress.add(check.id, _run_check(check, ctx, base, head))
-    return Report(progress.findings, *_tables(diff, ctx), changelog_end=_changelog_end(diff))
+    return Report(
+        progress.findings,
+        *_tables(diff, ctx),
+        changelog_end=_changelog_end(diff),
+        changelog_langs=diff.changelog_langs,
+    )

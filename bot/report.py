@@ -26,6 +26,9 @@ class Report:
     # The head changelog's last line, where an appended entry goes, when the PR changed the
     # changelog (the inline review suggests the drafted entry there); not in the JSON report.
     changelog_end: LastLine | None = None
+    # The languages a drafted changelog entry is written in: the base changelog's (English, unless
+    # most of its newest entries are bilingual); not in the JSON report.
+    changelog_langs: tuple[str, ...] = ("en",)
 
     def __post_init__(self) -> None:
         self.findings.sort(key=lambda f: (SEVERITY_ORDER.index(f.severity), CHECK_IDS.index(f.check)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from bot import yaml_problems
 from bot.catalog import Msg, msg
 from bot.yamlsafe import LineDict, YamlProblem, load_bytes
 
@@ -34,10 +35,11 @@ class SettingsError(Exception):
 class _Invalid(Exception):
     """What is wrong with the file's content (`from_yaml` adds which file)."""
 
-    def __init__(self, reason: Msg, line: int | None = None) -> None:
+    def __init__(self, reason: Msg, line: int | None = None, column: int | None = None) -> None:
         super().__init__(reason.id)
         self.reason = reason
         self.line = line
+        self.column = column
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,10 @@ class Settings:
         try:
             return cls._parse(data)
         except _Invalid as exc:
-            where = {"path": path, "at_base": at_base, "line": exc.line}
+            place = {"line": exc.line, "column": exc.column}
             raise SettingsError(
-                msg("settings-invalid", **where, reason=exc.reason),
-                msg("settings-reason", line=exc.line, reason=exc.reason),
+                msg("settings-invalid", path=path, at_base=at_base, **place, reason=exc.reason),
+                msg("settings-reason", **place, reason=exc.reason),
             ) from None
 
     @classmethod
@@ -84,7 +86,8 @@ class Settings:
         try:
             raw = load_bytes(data).data or {}
         except YamlProblem as exc:
-            raise _Invalid(msg("settings-yaml", detail=exc.detail), exc.line) from None
+            reason = msg("settings-yaml", problem=yaml_problems.problem(exc))
+            raise _Invalid(reason, exc.line, exc.params.get("column")) from None
         if not isinstance(raw, dict):
             raise _Invalid(msg("settings-not-mapping"), 1)
         known = {f.name.replace("_", "-"): f for f in fields(cls)}

@@ -444,7 +444,8 @@ def load(
         problem = " ".join(str(exc.problem or exc).split())
         if "nesting depth" in problem:  # newer libyaml refuses deep flow nesting itself
             raise YamlProblem("too-deep", f"nesting deeper than {max_depth} levels", line) from None
-        raise YamlProblem("syntax", problem, line) from None
+        column = mark.column + 1 if mark else None
+        raise YamlProblem("syntax", problem, line, column=column) from None
     except yaml.YAMLError as exc:
         position = getattr(exc, "position", None)  # a ReaderError (control character) has no mark
         line = text[:position].count("\n") + 1 + line_offset if isinstance(position, int) else None

@@ -265,3 +265,29 @@ def test_the_entry_never_scrolls_nor_cuts_a_word_and_reads_back_whole() -> None:
     assert entry["description"] == draft.description(keys, changes)
     assert not any("…" in line or "prbot" in line for line in entry["description"])
     assert len(entry["description"]) == len(set(entry["description"]))
+
+
+def test_the_dram_budget_and_the_recipes_total_cpu_dram_gb_are_one_fact(example: ExampleRepo) -> None:
+    """The seed PR moves C48 to the 0.6 block: the generator's budget (`total-cpu-dram-gb`) and the
+    recipe's `TOTAL_CPU_DRAM_GB` both go 1028 → 1799. The draft said so twice, once under each
+    name; it says it once, as the recipe names it."""
+    report = run_local(example.request())[0]
+    lines = draft.description(list(report.changes), report.changes)
+    budget = [line for line in lines if "1028 to 1799" in line]
+    assert len(budget) == 1 and "change TOTAL_CPU_DRAM_GB from 1028 to 1799" in budget[0]
+    assert not any("total-cpu-dram-gb" in line for line in lines)
+
+
+def test_a_recipe_pinning_another_budget_keeps_both_values() -> None:
+    """Turning DRAM offload on sets both; a recipe that pins a value other than the budget is two
+    facts (the `dram` check blocks on it), so neither is dropped."""
+    settings = [
+        {"path": "kv-offloading", "base": "none", "head": "dram"},
+        {"path": "total-cpu-dram-gb", "base": None, "head": 2849},
+        {"path": "benchmark.env.TOTAL_CPU_DRAM_GB", "base": None, "head": "2849"},
+    ]
+    [line] = draft.description(["k"], {"k": {"common": settings, "runs": [_run(1, 8)]}})
+    assert line == "At every concurrency: set TOTAL_CPU_DRAM_GB=2849; change kv-offloading from none to dram."
+    settings[2] = {**settings[2], "head": "2800"}
+    [line] = draft.description(["k"], {"k": {"common": settings, "runs": [_run(1, 8)]}})
+    assert "TOTAL_CPU_DRAM_GB=2800" in line and "set total-cpu-dram-gb to 2849" in line

@@ -85,8 +85,38 @@ def test_a_settings_file_with_bad_yaml_names_the_file_and_line(tmp_path, capsys)
     settings = tmp_path / "prbot.yml"
     settings.write_text("core-team: [alice\n  bob: 1\n", encoding="utf-8")
     english, chinese = _error(["demo", "--config", str(settings)], capsys)
-    assert english.startswith(f"prbot: settings file {settings}, line 2: not valid YAML (")
-    assert chinese.startswith(f"prbot: 设置文件 {settings} 第 2 行：不是合法的 YAML（")
+    where = f"prbot: settings file {settings}, line 2, column 6"
+    assert english == f"{where}: not valid YAML: did not find the expected ',' or ']'"
+    assert chinese == f"prbot: 设置文件 {settings} 第 2 行第 6 列：YAML 语法有误：此处缺少 ',' 或 ']'"
+
+
+#: Settings files broken as people break them: the parser's place and quoted tokens are kept, and
+#: under `--lang zh` the sentence is Chinese (issue #34: libyaml's English was shown as it was).
+BROKEN = [
+    ("core-team: [alice, bob\nadmins: [carol]\n", "第 2 行第 7 列", "此处缺少 ',' 或 ']'"),
+    ("core-team:\n  - alice\n - bob\n", "第 3 行第 2 列", "此处应为映射的键（缩进是否与相邻行一致？）"),
+    ("signoff-phrase: As a CODEOWNER: I have reviewed\n", "第 1 行第 31 列", "此处不允许出现映射值的 ':'"),
+    (
+        "review-deadline-s:\t300\ncore-team:\n\t- alice\n",
+        "第 3 行第 1 列",
+        "出现了不能作为任何记号开头的字符",
+    ),
+    ('signoff-phrase: "As a PR reviewer\n', "第 2 行第 1 列", "文件在引号文本或块内部就结束了"),
+    ("core-team: *owners\n", "第 1 行", "别名 '*owners' 之前没有定义同名锚点"),
+    ("review-deadline-s: !!int soon\n", "第 1 行", "'soon' 不是合法的 int"),
+]
+
+
+@pytest.mark.parametrize(("text", "place", "said"), BROKEN)
+def test_bad_settings_yaml_is_said_in_chinese_under_lang_zh(
+    tmp_path, capsys, text: str, place: str, said: str
+) -> None:
+    settings = tmp_path / "prbot.yml"
+    settings.write_text(text, encoding="utf-8")
+    argv = ["review", "--repo", str(tmp_path), "--base", "HEAD", "--config", str(settings), "--lang", "zh"]
+    [chinese] = _error(argv, capsys)
+    assert chinese.startswith(f"prbot: 设置文件 {settings} {place}：YAML 语法有误：{said}")
+    assert "YAML 解析器报告" not in chinese  # every one of these is in the table, none falls back
 
 
 def test_a_wrong_setting_names_its_line(tmp_path, capsys) -> None:

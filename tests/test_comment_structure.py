@@ -54,7 +54,7 @@ def test_the_seed_pr_shows_what_changed_at_every_concurrency_without_opening_any
     english, _ = _halves(render_comment(review_example()))
     html = parse_html(english)
     visible = "".join(html.visible)
-    assert "prbot review — no blocking issues, no warnings · 6 not checked" in visible
+    assert "prbot review — no blocking issues, no warnings · 5 not checked" in visible
     assert _table(html, KEY_HEADER) == {KEY: ["unchanged (7 concurrencies)", "7", "56", "✅"]}
     # Once, as common to every concurrency: the image and the HERD settings.
     common = visible.split("Every concurrency:", 1)[1].split("concurrency", 1)[0]
@@ -84,7 +84,7 @@ def test_the_seed_pr_shows_what_changed_at_every_concurrency_without_opening_any
 def test_the_seed_pr_has_its_sections_in_order_and_empty_ones_left_out(review_example) -> None:
     english, chinese = _halves(render_comment(review_example()))
     outline = _outline(english)
-    not_checked = "6 not checked (digest, codeowners, launch, scripts)"
+    not_checked = "5 not checked (digest, codeowners, scripts)"
     title = f"❔ prbot review — no blocking issues, no warnings · {not_checked}"
     assert outline[:3] == [title, "<table>", "What changed"]
     assert [title.split(" (")[0] for title in outline[4:]] == [
@@ -95,7 +95,7 @@ def test_the_seed_pr_has_its_sections_in_order_and_empty_ones_left_out(review_ex
     # The Chinese half: the same parts, the same tables and numbers.
     zh = _outline(chinese)
     assert len(zh) == len(outline) and zh[:3] == [
-        "❔ prbot 审阅 — 无阻塞问题，无警告 · 6 项未检查（digest、codeowners、launch、scripts）",
+        "❔ prbot 审阅 — 无阻塞问题，无警告 · 5 项未检查（digest、codeowners、scripts）",
         "<table>",
         "改动内容",
     ]

@@ -29,8 +29,8 @@ CAP_MIB = 2_861_022
 
 # The SHAs the fixed names, dates and data produce. If you change a data file on purpose,
 # update these (and anything that quotes them).
-EXPECTED_BASE = "adee88bd77a5535fbc33b46a3db5a89fd45cabd8"
-EXPECTED_HEAD = "40623a1131792fdf14ad9836a591a8e720a9f0a0"
+EXPECTED_BASE = "7074c0228fd61cb589937eabcd0558f252ba96ba"
+EXPECTED_HEAD = "c2543079f7dc00ac07d69e57dd7e4cad2c0b9b24"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -218,10 +218,11 @@ def test_file_hygiene_and_size(repo):
             if path.endswith(".yaml"):
                 assert yaml.safe_load(text) is not None, path
     assert total > 0
-    # The bundled data (base tree, changed head files, PR metadata) stays compact.
+    # The bundled data (base tree, changed head files, PR metadata) stays compact: about 33 kB of
+    # configs and recipes, 8.5 kB of launchers and benchmark scripts.
     data = sum(map(len, example_files("base").values())) + sum(map(len, example_files("head").values()))
     data += len(repo.title.encode()) + len(repo.body.encode())
-    assert data < 40_000
+    assert data < 45_000
 
 
 def test_modes_are_plain_files(repo):

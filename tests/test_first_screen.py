@@ -43,13 +43,10 @@ def test_both_first_screens_are_on_top_unfolded_english_then_chinese(review_exam
     assert [text for tag, text in html.outline[:2]] == [lines[1][4:], lines[4][4:]]
     # The verdict counts what was not checked: the demo asks no registry and has no PR to sign off.
     assert (
-        lines[1] == "### ❔ prbot review — no blocking issues, no warnings · 6 not checked"
-        " (digest, codeowners, launch, scripts)"
+        lines[1] == "### ❔ prbot review — no blocking issues, no warnings · 5 not checked"
+        " (digest, codeowners, scripts)"
     )
-    assert (
-        lines[4]
-        == "### ❔ prbot 审阅 — 无阻塞问题，无警告 · 6 项未检查（digest、codeowners、launch、scripts）"
-    )
+    assert lines[4] == "### ❔ prbot 审阅 — 无阻塞问题，无警告 · 5 项未检查（digest、codeowners、scripts）"
     assert "✅ prbot" not in comment
     # What changes, in one line: the image (as its tags) first.
     assert lines[2].startswith(

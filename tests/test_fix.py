@@ -203,9 +203,9 @@ DRAFTED = (
     "change max-num-seqs from 8 to 2; change cudagraph-capture-sizes from [1,2,3,4,5,6,7,8] to [1,2].",
     "At C4, C14, C16: set ATOM_MONO_ENABLE=0.",
     "At C48: set OFFLOAD_STATE_CPU_SIZE=128; change dram-utilization from 0.343 to 0.6; "
-    "change total-cpu-dram-gb from 1028 to 1799.",
-    "At C48: change ATOM_STATE_CHECKPOINT_DEMAND from 0 to 1; "
-    "change LMCACHE_MAX_LOCAL_CPU_SIZE from 128 to 224; change TOTAL_CPU_DRAM_GB from 1028 to 1799.",
+    "change ATOM_STATE_CHECKPOINT_DEMAND from 0 to 1.",
+    # The generator's budget and the recipe's TOTAL_CPU_DRAM_GB, one fact: said once.
+    "At C48: change LMCACHE_MAX_LOCAL_CPU_SIZE from 128 to 224; change TOTAL_CPU_DRAM_GB from 1028 to 1799.",
 )
 
 

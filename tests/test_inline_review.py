@@ -3,6 +3,7 @@ real PyGithub against the loopback fake GitHub (tests/github_fake.py), on the ex
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import subprocess
@@ -594,3 +595,13 @@ def test_the_drafted_entry_follows_inferencexs_own_changelog_as_its_entries_foll
     after = compare(path, base, applied)
     assert after.problems == [] and after.warnings == []
     assert len(after.appended) == 22 and after.appended[-1].config_keys == [QWEN]
+
+
+def test_the_suggested_entry_is_bilingual_when_the_changelog_is(review_example) -> None:
+    """The suggestion is the entry the comment shows, in the base changelog's languages: with most
+    of its newest entries bilingual, each English line and then the Chinese."""
+    report = dataclasses.replace(review_example(MORE_QWEN), changelog_langs=("en", "zh"))
+    url = "https://github.com/acme/inferencex/pull/7"
+    [draft] = wanted_comments(report, {CHANGELOG: frozenset({LAST_LINE})}, "both", url)
+    [entry] = yaml.safe_load(_suggestion(draft.body).split("\n", 2)[2])
+    assert entry["description"] == ["Add C256.", "新增 C256。"]

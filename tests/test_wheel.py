@@ -42,6 +42,9 @@ def test_wheel_installs_a_working_prbot(tmp_path: Path) -> None:
     assert "bot/templates/comment.md.j2" in names
     assert "bot/templates/messages/ui.yaml" in names
     assert "bot/example/base/.github/CODEOWNERS" in names
+    # What the example's runs execute, so that the installed demo checks them too.
+    assert "bot/example/base/runners/launch_mi355x-amds.sh" in names
+    assert "bot/example/base/benchmarks/single_node/agentic/kimik3_fp4_mi355x_atom_mtp.sh" in names
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -73,6 +76,7 @@ def test_wheel_installs_a_working_prbot(tmp_path: Path) -> None:
     assert (
         "| `kimik3-fp4-mi355x-atom-agentic-mtp` | unchanged (7 concurrencies) | 7 | 56 | ✅ |" in done.stdout
     )
+    assert "· 5 not checked (digest, codeowners, scripts)" in done.stdout  # launch checked
     location = subprocess.run(
         [str(python), "-c", "import bot; print(bot.__file__)"],
         capture_output=True,

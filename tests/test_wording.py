@@ -26,14 +26,14 @@ def test_the_summary_line_counts_checks_passed_and_notes_not_findings(capsys) ->
     assert main(["demo", "--format", "json"]) == 0
     err = capsys.readouterr().err.splitlines()
     # The counts of the comment's sections: its "Notes (5)" (the sweep plan is a section of its own).
-    assert err[0].startswith("prbot: clean — 7 checks passed, 6 not checked, 5 notes in ")
-    assert err[1].startswith("prbot: 无问题 — 7 项检查通过、6 项未检查、5 条备注，用时 ")
+    assert err[0].startswith("prbot: clean — 8 checks passed, 5 not checked, 5 notes in ")
+    assert err[1].startswith("prbot: 无问题 — 8 项检查通过、5 项未检查、5 条备注，用时 ")
     assert main(["demo", "--lang", "en"]) == 0
     comment = capsys.readouterr().out
     assert "<summary>Notes (5)</summary>" in comment
     assert (
-        "<summary>What was checked (7)</summary>" in comment
-        and "<summary>Not checked (6)</summary>" in comment
+        "<summary>What was checked (8)</summary>" in comment
+        and "<summary>Not checked (5)</summary>" in comment
     )
     assert "findings" not in err[0]
 

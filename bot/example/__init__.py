@@ -2,7 +2,9 @@
 
 The data lives beside this module as plain YAML:
 
-- `base/` is the whole example repository before the PR (an InferenceX-style tree),
+- `base/` is the whole example repository before the PR (an InferenceX-style tree: master
+  configs, runners.yaml, recipes, CODEOWNERS, and what the runs execute, a launcher per runner
+  and a benchmark script per key, written for the example after InferenceX's naming rules),
 - `head/` holds the complete new version of every file the PR changes,
 - `pr.yaml` is the PR's title, body and labels.
 
@@ -40,8 +42,15 @@ _HEAD_DATE = "2026-10-29T09:30:00+00:00"
 
 _RECIPE = "benchmarks/single_node/srt-slurm-recipes/kimik3/atom/mi355x-fp4-mtp/agentic.yaml"
 _CHANGED = ("configs/amd-master.yaml", "perf-changelog.yaml", _RECIPE)
+# What the example's runs execute: the runner's launcher, the key's benchmark script, their library.
+_EXECUTED = (
+    "runners/launch_mi355x-amds.sh",
+    "benchmarks/single_node/agentic/kimik3_fp4_mi355x_atom_mtp.sh",
+    "benchmarks/benchmark_lib.sh",
+)
+_UNCHANGED = (".github/CODEOWNERS", "configs/runners.yaml", "configs/nvidia-master.yaml")
 _REQUIRED = {
-    "base": (".github/CODEOWNERS", "configs/runners.yaml", "configs/nvidia-master.yaml", *_CHANGED),
+    "base": (*_UNCHANGED, *_EXECUTED, *_CHANGED),
     "head": _CHANGED,
 }
 

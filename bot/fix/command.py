@@ -100,7 +100,8 @@ def _bounded(
     try:
         with alarm(seconds):
             head, changelog, pr_url = _head_files(args, report.findings)
-            fixes = plan(report.findings, head, changelog, pr_url, changes_view.as_json(report.changes))
+            changes = changes_view.as_json(report.changes)
+            fixes = plan(report.findings, head, changelog, pr_url, changes, report.changelog_langs)
             diffs = {}
             if args.dry_run:
                 diffs = {p: apply.unified_diff(p, head[p] or b"", d) for p, d in sorted(fixes.files.items())}

@@ -146,15 +146,16 @@ def _append_entry(
     head: Mapping[str, bytes | None],
     pr_url: str | None,
     changes: Mapping[str, Any],
+    langs: tuple[str, ...],
 ) -> None:
     """Append one changelog entry naming every uncovered key (coverage findings answered), its
-    description drafted from the review's `changes` view."""
+    description drafted from the review's `changes` view in the changelog's languages."""
     keys = changelog_draft.drafted_keys(findings)
     data = plan.files.get(changelog, head.get(changelog))
     if not keys or data is None:
         return
     link = pr_url or PLACEHOLDER
-    drafted = changelog_draft.description(keys, changes)
+    drafted = changelog_draft.description(keys, changes, langs)
     scenarios = changelog_draft.scenarios(keys, changes)
     indent = yamledit.item_indent(data)
     entry = yamledit.entry_lines(keys, drafted or _todo_lines(), link, indent, scenarios)
@@ -170,14 +171,16 @@ def plan(
     changelog: str,
     pr_url: str | None,
     changes: Mapping[str, Any] | None = None,
+    langs: tuple[str, ...] = ("en",),
 ) -> Plan:
     """The fixes for a review's findings, given the head's files (`needed_files`), the PR's URL
     (None when unknown: then no pr-link is fixed and a new entry's link is the placeholder) and
-    the review's `changes` view (a new entry's description is drafted from it)."""
+    the review's `changes` view (a new entry's description is drafted from it, in `langs`: the
+    changelog's languages, `Report.changelog_langs`)."""
     url = _pull_url(pr_url)
     out = Plan()
     _apply_edits(out, _scalar_edits(findings, url), head)
-    _append_entry(out, findings, changelog, head, url, changes or {})
+    _append_entry(out, findings, changelog, head, url, changes or {}, langs)
     answered = {id(f) for fix in out.fixes for f in fix.answers}
     out.left = [f for f in findings if f.severity is Severity.BLOCKING and id(f) not in answered]
     out.files = {path: data for path, data in out.files.items() if data != head.get(path)}

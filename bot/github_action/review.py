@@ -140,7 +140,8 @@ def draft_comment(
     keys = changelog_draft.drafted_keys(blocking)
     if end is None or not keys or end.number not in touched.get(end.path, ()):
         return None
-    entry = changelog_draft.entry_text(keys, changes_view.as_json(report.changes, keys), _link(pr_url))
+    changes = changes_view.as_json(report.changes, keys)
+    entry = changelog_draft.entry_text(keys, changes, _link(pr_url), report.changelog_langs)
     if entry is None:
         return None
     fixed = {

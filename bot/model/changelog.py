@@ -631,3 +631,38 @@ def _byte_rules(path: str, base: bytes, head: bytes, result: ChangelogDiff) -> l
             params = {"line": number, "whitespace": before.split() == after.split()}
             return [Problem("changelog-correction-bytes", path, number, params)]
     return []
+
+
+#: How many of the newest entries decide the changelog's language (`languages`).
+RECENT_ENTRIES = 20
+#: A Han character: an entry whose description holds one is written (also) in Chinese.
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def languages(data: bytes | None) -> tuple[str, ...]:
+    """The languages a new entry of this changelog is written in: English and Chinese when more
+    than half of its RECENT_ENTRIES newest entries have a description line with Chinese in it (as
+    InferenceX's entries came to be written: each English line, then its Chinese), else English.
+    Only the newest entries are parsed, from where the RECENT_ENTRIES-th last starts; a file that
+    is absent, too large or does not parse there is taken as English."""
+    if not data or len(data) > MAX_BYTES:
+        return ("en",)
+    starts = deque((m.start() for m in _ENTRY_LINE.finditer(data)), maxlen=RECENT_ENTRIES)
+    if not starts:
+        return ("en",)
+    try:
+        entries = load(decode(data[starts[0] :])).data
+    except YamlProblem:
+        return ("en",)
+    if not isinstance(entries, list) or not entries:
+        return ("en",)
+    chinese = sum(1 for entry in entries if _HAN.search(_description_text(entry)))
+    return ("en", "zh") if 2 * chinese > len(entries) else ("en",)
+
+
+def _description_text(entry: Any) -> str:
+    """An entry's description lines as one text (empty when it has none)."""
+    lines = entry.get("description") if isinstance(entry, dict) else None
+    if isinstance(lines, str):
+        return lines
+    return "\n".join(line for line in lines if isinstance(line, str)) if isinstance(lines, list) else ""

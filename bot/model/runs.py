@@ -453,7 +453,12 @@ def run_vars(entry: dict[str, Any], point: Point) -> RunVars:
     """The variables InferenceX's workflow hands the launcher for a point's runs."""
 
     def text(value: Any) -> str:
-        return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+        if value is None or isinstance(value, bool):
+            return "" if value is None else str(value).lower()
+        try:
+            return str(value)
+        except ValueError:  # an integer too long for Python to write: no script is named after it
+            return "?"
 
     return RunVars(
         text(entry.get("model-prefix")),
@@ -466,7 +471,7 @@ def run_vars(entry: dict[str, Any], point: Point) -> RunVars:
         text(entry.get("image")),
         text(entry.get("disagg")),
         point.recipe or "",
-        str(point.tp),
+        text(point.tp),
     )
 
 

@@ -1,12 +1,14 @@
 """A perf-changelog entry drafted from the review's `changes` view (the JSON report's `changes`:
-key → common settings and runs), in the changelog's own language (English for InferenceX's;
-`langs` asks for Chinese too, for a bilingual changelog), one fact a line: the image bump, a new
+key → common settings and runs), in the changelog's own language (`Report.changelog_langs`:
+English, or English then Chinese when most of the base changelog's newest entries are bilingual,
+`bot.model.changelog.languages`), one fact a line: the image bump, a new
 key by model, precision, hardware, framework and image with a line per parallelism config, what
 changed at every concurrency, at each group of runs, then the runs added and removed; and the
 entry's `scenario-type`, the scenarios of the runs that changed. A setting of the runner's record
 in runners.yaml is named as such (`change the runner's available-cpu-dram-mib from 3095781 to
 2500000`); a fact every key shares is said once. No line is cut: `entry_text` folds a long one at a
-space so that the YAML block the comment shows never scrolls.
+space (Chinese text also between two characters) so that the YAML block the comment shows never
+scrolls.
 
 `prbot fix` appends it; the review comment shows it where a changed key has no entry, and the
 inline review offers it as a suggestion on the changelog's last line when the PR's diff adds that
@@ -18,11 +20,12 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+from unicodedata import east_asian_width
 
 from bot.catalog import Msg, msg
 from bot.checks import runlabels
 from bot.findings import Finding
-from bot.model import runs
+from bot.model import dram, runs
 from bot.output import messages, numbers
 from bot.yamlsafe import frozen
 
@@ -48,8 +51,8 @@ PARTS_PER_GROUP = 6
 #: CONFIG_NAMES of them.
 CONFIG_LINES = 4
 CONFIG_NAMES = 4
-#: Characters of a description line in the YAML the comment shows (`entry_text`); a longer one is
-#: folded at a space over the next lines, so that the block never scrolls sideways.
+#: Columns of a description line in the YAML the comment shows (`entry_text`, a Chinese character
+#: two); a longer one is folded over the next lines, so that the block never scrolls sideways.
 LINE_CHARS = 92
 #: Groups of runs described per key; the others are counted.
 DRAFT_GROUPS = 8
@@ -60,6 +63,8 @@ ITEMS_SHOWN = 8
 SCENARIOS = ("fixed-seq-len", "agentic-coding")
 #: How a setting of the runner's record in runners.yaml begins.
 HARDWARE = runs.HARDWARE + "."
+#: A recipe's name for the DRAM budget the generator hands on as `total-cpu-dram-gb`.
+BUDGET_ENV = "TOTAL_CPU_DRAM_GB"
 
 
 def drafted_keys(findings: Iterable[Finding]) -> list[str]:
@@ -150,6 +155,7 @@ def _parts(settings: Sequence[Any]) -> tuple[list[Msg], list[Msg]]:
     appear, those that change, list items added and removed, the settings that go; each setting
     once (the same change under two paths, a point's `tp` and its recipe's, is one)."""
     listed = [s for s in (settings if isinstance(settings, list) else []) if isinstance(s, Mapping)]
+    listed = _one_budget(listed)
     names = _names([str(s.get("path", "")) for s in listed])
     images, env, new, changed, lists, gone = [], [], [], [], [], []
     for setting in listed:
@@ -181,6 +187,19 @@ def _parts(settings: Sequence[Any]) -> tuple[list[Msg], list[Msg]]:
     return _once(images), [*sets, *_once(new), *changes, *_once(lists), *_once(gone)]
 
 
+def _one_budget(listed: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The settings without the generator's DRAM budget (`total-cpu-dram-gb`) where a recipe's
+    `TOTAL_CPU_DRAM_GB` changes the same way: one fact, named as the recipe names it. A recipe that
+    pins another value keeps both (two facts; the `dram` check says which is right)."""
+
+    def change(setting: Mapping[str, Any]) -> tuple[str | None, ...]:
+        sides = (setting.get("base"), setting.get("head"))
+        return tuple(None if value is None else _value(value) for value in sides)
+
+    pinned = {change(s) for s in listed if str(s.get("path", "")).rpartition(".")[2] == BUDGET_ENV}
+    return [s for s in listed if s.get("path") != dram.BUDGET_SETTING or change(s) not in pinned]
+
+
 def _once(items: Sequence[Msg]) -> list[Msg]:
     """Each message once, in order."""
     seen: list[Msg] = []
@@ -201,13 +220,13 @@ def _config(run: Mapping[str, Any], shared: bool) -> str:
     return runlabels.describe(topology) if shared else ""
 
 
-def _concurrencies(runs: Sequence[Mapping[str, Any]]) -> str:
+def _concurrencies(runs: Sequence[Mapping[str, Any]]) -> Msg:
     """The concurrencies of some runs, sorted, each once (`C1, C2, C4`); more than RUN_LIST as
     their range (`C1 to C4096, 12 concurrencies`)."""
     found = sorted({run.get("concurrency") for run in runs if type(run.get("concurrency")) is int})
     if len(found) > RUN_LIST:
-        return f"C{found[0]} to C{found[-1]}, {len(found)} concurrencies"
-    return ", ".join(f"C{c}" for c in found)
+        return msg("draft-run-range", first=found[0], last=found[-1], count=len(found))
+    return msg("draft-run-list", runs=[f"C{c}" for c in found])
 
 
 def _by_config(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
@@ -367,20 +386,56 @@ def _scalar(text: str) -> str:
     return text if re.fullmatch(r"[A-Za-z0-9][\w.*-]*", text) else json.dumps(text, ensure_ascii=False)
 
 
+def width(text: str) -> int:
+    """The columns a text takes in a monospace font: a wide (Chinese) character takes two."""
+    return sum(2 if east_asian_width(c) in "WF" else 1 for c in text)
+
+
+#: Chinese punctuation a folded line neither starts with (closing) nor ends with (opening).
+_CLOSING, _OPENING = "、，。；：）」』》】！？", "（「『《【"
+
+
 def _folded(line: str, indent: str) -> list[str]:
-    """A description line as YAML lines of at most LINE_CHARS: a double-quoted scalar folded at
-    spaces (YAML reads each line break and the next line's indent as one space), never inside a
-    word."""
+    """A description line as YAML lines of at most LINE_CHARS columns: a double-quoted scalar
+    folded at a space (YAML reads the line break and the next line's indent as one space) or,
+    in Chinese text, between two characters with an escaped line break (a line ending in `\\`:
+    YAML joins the two lines with nothing between), never inside a word."""
     text = f"{indent}- {json.dumps(line, ensure_ascii=False)}"
     out: list[str] = []
     more = indent + "  "
-    while len(text) > LINE_CHARS:
-        cut = text.rfind(" ", len(more) + 1, LINE_CHARS)
-        if cut <= len(more) or text[cut - 1] in " \\":
+    while width(text) > LINE_CHARS:
+        cut = _cut(text, len(more) + 1)
+        if cut is None:
             break
-        out.append(text[:cut])
-        text = more + text[cut + 1 :]
+        at, escaped = cut
+        out.append(text[:at] + ("\\" if escaped else ""))
+        text = more + text[at if escaped else at + 1 :]
     return [*out, text]
+
+
+def _cut(text: str, start: int) -> tuple[int, bool] | None:
+    """Where to fold `text` so that its first line fits: the last space (not after a space or a
+    backslash) or place next to a wide character (not before closing or after opening punctuation,
+    nor inside an escape) within LINE_CHARS columns and after `start`; `True` for the latter."""
+    found, columns = None, 0
+    for at in range(1, len(text) - 1):
+        columns += 2 if east_asian_width(text[at - 1]) in "WF" else 1
+        if columns > LINE_CHARS:
+            break
+        before, here = text[at - 1], text[at]
+        if at <= start or before in " \\":
+            continue
+        if here == " " and text[at + 1] != " ":
+            found = (at, False)
+        elif (
+            here != " "
+            and columns < LINE_CHARS
+            and (east_asian_width(before) in "WF" or east_asian_width(here) in "WF")
+            and here not in _CLOSING
+            and before not in _OPENING
+        ):
+            found = (at, True)
+    return found
 
 
 def entry_text(

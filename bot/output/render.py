@@ -663,7 +663,8 @@ class _Review:
             return None
         if self._entry_text is None:
             keys = changelog_draft.drafted_keys(self.sections[name])
-            drafted = changelog_draft.entry_text(keys, changes_view.as_json(self.report.changes, keys), "XXX")
+            changes = changes_view.as_json(self.report.changes, keys)
+            drafted = changelog_draft.entry_text(keys, changes, "XXX", self.report.changelog_langs)
             self._entry_text = textsafe.redact(drafted) if drafted else ""
         return self._entry_text or None
 

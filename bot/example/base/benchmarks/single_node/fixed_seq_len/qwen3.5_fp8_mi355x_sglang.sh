@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Qwen3.5 FP8 on half an MI355X node with SGLang, fixed sequence lengths.
+# Written for prbot's demo; the recipe (CONFIG_FILE) holds the server's settings.
+set -euo pipefail
+
+source "$(dirname "$0")/../../benchmark_lib.sh"
+
+check_env_vars MODEL TP CONC ISL OSL CONFIG_FILE RESULT_DIR RESULT_FILENAME
+
+serve_recipe "$CONFIG_FILE"
+
+run_benchmark_serving \
+    --model "$MODEL" \
+    --result-filename "$RESULT_FILENAME"
