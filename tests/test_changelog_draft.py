@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from bot.checks import changes_view
 from bot.example import ExampleRepo
 from bot.findings import Severity, finding
 from bot.local import LocalRequest, run_local
@@ -272,7 +273,7 @@ def test_the_dram_budget_and_the_recipes_total_cpu_dram_gb_are_one_fact(example:
     recipe's `TOTAL_CPU_DRAM_GB` both go 1028 → 1799. The draft said so twice, once under each
     name; it says it once, as the recipe names it."""
     report = run_local(example.request())[0]
-    lines = draft.description(list(report.changes), report.changes)
+    lines = draft.description(list(report.changes), changes_view.as_json(report.changes))
     budget = [line for line in lines if "1028 to 1799" in line]
     assert len(budget) == 1 and "change TOTAL_CPU_DRAM_GB from 1028 to 1799" in budget[0]
     assert not any("total-cpu-dram-gb" in line for line in lines)
