@@ -1,9 +1,9 @@
 """What a run executes (DESIGN.md §1 "what a run executes"): the runner's launcher
-`runners/launch_<machine name up to the first _>.sh`, the benchmark script it starts, and the
-shared files that script sources (`benchmarks/benchmark_lib.sh`).
+`runners/launch_<machine name up to the first _>.sh` and the benchmark script it starts.
 
 The benchmark script is found as the launcher finds it: the launcher, read at the same ref, is
-parsed with a real bash parser (tree-sitter-bash) and its statements are followed with the run's
+parsed with a real bash parser (tree-sitter-bash, through `bot.model.bash` and within its bounds:
+a launcher beyond them is unresolved) and its statements are followed with the run's
 variables (`EXP_NAME`, `PRECISION`, `FRAMEWORK`, `SPEC_DECODING`, `SCENARIO_SUBDIR`,
 `IS_MULTINODE`, …, as InferenceX's benchmark workflows set them). Only assignments, `[[ … ]]`
 tests (`-f` asks the ref's file list), `if`, `&&`/`||` lists and `$( [[ … ]] && printf … )`
@@ -18,13 +18,15 @@ import fnmatch
 import itertools
 import posixpath
 import re
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from bot.model.bash import ScriptTooLarge, parse
+from bot.model.bash import text as _text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node
 
 LAUNCHERS = "runners/"
 BENCHMARKS = "benchmarks/"
@@ -105,20 +107,6 @@ def launchers(runners: Any, runner: str | None, files: frozenset[str]) -> list[s
         name = runner.removeprefix("cluster:")
         found = sorted(f for f in files if f.startswith(f"{LAUNCHERS}launch_{name}") and f.endswith(".sh"))
     return list(dict.fromkeys(found))
-
-
-@lru_cache(maxsize=1)
-def _parser() -> Parser:
-    import tree_sitter_bash  # imported on first use: a review with no scripts to follow never loads it
-    from tree_sitter import Language, Parser
-
-    return Parser(Language(tree_sitter_bash.language()))
-
-
-@lru_cache(maxsize=256)
-def parse(data: bytes) -> Node:
-    """A shell file's syntax tree (cached by its bytes: runs share launchers)."""
-    return _parser().parse(data).root_node
 
 
 class _Stop(Exception):
@@ -364,10 +352,6 @@ def _bracket(words: list[str], files: frozenset[str]) -> bool:
     return False
 
 
-def _text(node: Node) -> str:
-    return node.text.decode("utf-8", "replace") if node.text is not None else ""
-
-
 def _among(node: Node, nodes: list[Node]) -> bool:
     return any(node.start_byte == n.start_byte and node.end_byte == n.end_byte for n in nodes)
 
@@ -444,43 +428,11 @@ def follow(launcher: str, data: bytes | None, env: dict[str, str], files: frozen
         return Launch(launcher, None, (), False, launcher_exists=False)
     walk = _Follow(env, files)
     try:
-        walk.block(parse(bytes(data)).named_children)
+        walk.block(parse(data).named_children)
     except _Stop:
         pass
-    except RecursionError:
+    except (RecursionError, ScriptTooLarge):  # a launcher beyond the bounds of `bot.model.bash`
         return Launch(launcher, None, tuple(walk.tried), False, unresolved=True)
     script = walk.script
     tried = tuple(dict.fromkeys([*walk.tried, *([script] if script else [])]))
     return Launch(launcher, script, tried, script is not None and script in files)
-
-
-def sourced(script: str, data: bytes | None, files: frozenset[str]) -> tuple[str, ...]:
-    """The repository files a benchmark script sources (`source "$(dirname "$0")/../benchmark_lib.sh"`,
-    `source "$ROOT/benchmarks/…"`), those that exist at the ref."""
-    if data is None:
-        return ()
-    found: list[str] = []
-    stack = [parse(bytes(data))]
-    folder = posixpath.dirname(script)
-    while stack:
-        node = stack.pop()
-        if node.type == "command":
-            name = node.child_by_field_name("name")
-            args = node.children_by_field_name("argument")
-            if name is not None and _text(name) in ("source", ".") and args:
-                path = _sourced_path(_text(args[0]).strip("\"'"), folder)
-                if path in files and path not in found:
-                    found.append(path)
-            continue
-        stack.extend(reversed(node.named_children))
-    return tuple(found)
-
-
-def _sourced_path(word: str, folder: str) -> str | None:
-    for prefix in ('$(dirname "$0")', "$(dirname $0)", "${BASH_SOURCE%/*}"):
-        if word.startswith(prefix):
-            return posixpath.normpath(folder + word[len(prefix) :])
-    at = word.find("/" + BENCHMARKS)
-    if word.startswith("$") and at >= 0:
-        return word[at + 1 :]
-    return None
