@@ -123,3 +123,22 @@ def test_the_trees_kept_are_bounded_by_their_sources_size(monkeypatch: pytest.Mo
     # A file dropped from the cache is parsed again, to the same result.
     launch = scripts.follow("runners/launch_mi355x-amds.sh", files[0], ENV, FILES)
     assert launch.script == "benchmarks/single_node/fixed_seq_len/dsr1_fp8_mi355x.sh"
+
+
+def test_both_readers_unquote_a_word_as_bash_does() -> None:
+    """Quotes and backslash escapes: outside quotes a backslash escapes any character, inside
+    "…" only `"`, `\\`, `$`, a backquote and a newline; '…' keeps everything."""
+    script = "benchmarks/single_node/fixed_seq_len/dsr1_fp8_mi355x.sh"
+    for line, starts in (
+        (b"bash benchmarks/single_node/fixed_seq_len/dsr1_\\fp8_mi355x.sh\n", script),
+        (b"bash 'benchmarks/single_node/fixed_seq_len/'\"dsr1_fp8_mi355x.sh\"\n", script),
+        (
+            b'bash "benchmarks/single_node/fixed_seq_len/dsr1_fp8_mi355x\\.sh"\n',
+            script.replace(".sh", "\\.sh"),
+        ),
+        (b'bash "\\$GITHUB_WORKSPACE/benchmarks/single_node/fixed_seq_len/dsr1_fp8_mi355x.sh"\n', None),
+    ):
+        launch = scripts.follow("runners/launch_mi355x-amds.sh", line, ENV, FILES)
+        assert launch.script == starts, line
+        (command,) = shell.parse(line).commands
+        assert command.texts[1] == (starts or "$GITHUB_WORKSPACE/" + script), line

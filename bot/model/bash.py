@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 MAX_BYTES = 256 * 1024  # the largest InferenceX script is ~90 KB (benchmark_lib.sh)
 MAX_NODES = 400_000  # syntax nodes of one file (and walked by a reader, nested scripts included)
 CACHE_BYTES = 4 * 1024 * 1024  # source bytes whose trees are kept (a tree takes ~20 bytes per byte)
+DOUBLE_QUOTED = '"\\$`\n'  # the characters a backslash escapes inside "…"
 
 
 class ScriptTooLarge(Exception):
@@ -81,3 +82,35 @@ def parse(data: bytes) -> Node:
 def text(node: Node) -> str:
     """A node's source text (bytes that are not UTF-8 replaced)."""
     return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+def word(node: Node) -> str:
+    """A word's text as bash passes it, expansions kept as written: quotes removed, backslash
+    escapes resolved."""
+    kind = node.type
+    raw = text(node)
+    if kind == "raw_string":
+        return raw[1:-1]
+    if kind == "string":
+        inner = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else raw
+        return unescape(inner, DOUBLE_QUOTED)
+    if kind == "concatenation":
+        return "".join(word(c) for c in node.children)
+    if kind in ("word", "number"):
+        return unescape(raw)
+    return raw
+
+
+def unescape(value: str, escapable: str | None = None) -> str:
+    """`value` with each backslash before a character of `escapable` (None: any, as in an unquoted
+    word) removed; a backslash-newline is a line continuation and leaves nothing."""
+    out, i = [], 0
+    while i < len(value):
+        if value[i] == "\\" and i + 1 < len(value) and (escapable is None or value[i + 1] in escapable):
+            if value[i + 1] != "\n":
+                out.append(value[i + 1])
+            i += 2
+            continue
+        out.append(value[i])
+        i += 1
+    return "".join(out)

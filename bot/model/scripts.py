@@ -20,6 +20,7 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from bot.model import bash
 from bot.model.bash import ScriptTooLarge, parse
 from bot.model.bash import text as _text
 
@@ -280,10 +281,12 @@ class _Follow:
     # -- words
     def value(self, node: Node) -> str:
         kind = node.type
-        if kind in ("word", "number", "string_content", "extglob_pattern", "regex"):
+        if kind in ("word", "number", "raw_string"):
+            return bash.word(node)
+        if kind == "string_content":
+            return bash.unescape(_text(node), bash.DOUBLE_QUOTED)
+        if kind in ("extglob_pattern", "regex"):
             return _text(node)
-        if kind == "raw_string":
-            return _text(node)[1:-1]
         if kind in ("string", "concatenation"):
             parts = []
             for child in node.children:

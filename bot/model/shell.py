@@ -153,31 +153,6 @@ class _Assignment(NamedTuple):
     line_offset: int
 
 
-def _unescape_double(text: str) -> str:
-    """The characters a backslash escapes inside "…" in bash."""
-    return _unescape(text, '"\\$`\n')
-
-
-def _unescape_word(text: str) -> str:
-    """An unquoted word: a backslash escapes any character."""
-    return _unescape(text, None)
-
-
-def _unescape(text: str, escapable: str | None) -> str:
-    """`text` with each backslash before a character of `escapable` (None: any) removed; a
-    backslash-newline is a line continuation and leaves nothing."""
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text) and (escapable is None or text[i + 1] in escapable):
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(text[i])
-        i += 1
-    return "".join(out)
-
-
 def _variables(nodes: list[Node]) -> tuple[str, ...]:
     """The variables a condition reads: its `variable_name` nodes (at most 64 distinct)."""
     found: dict[str, None] = {}
@@ -336,7 +311,7 @@ class _Reader:
         if array:
             words = tuple(w for v in values for w in self._expand(v, offset, 0, {name}))
         else:
-            words = tuple(Word(self._text(v), v.start_point[0] + 1 + offset) for v in values)
+            words = tuple(Word(bash.word(v), v.start_point[0] + 1 + offset) for v in values)
         self.script.assignments.append(Assignment(name, words, line, gates))
         if not append and not gates:
             self.assignments[name] = [record]  # an unconditional assignment replaces what came before
@@ -368,7 +343,7 @@ class _Reader:
             elif red.type == "file_redirect":
                 dest = red.child_by_field_name("destination")
                 if dest is not None:
-                    redirects.append(self._text(dest))
+                    redirects.append(bash.word(dest))
         command = Command(
             tuple(words),
             node.start_point[0] + 1 + offset,
@@ -390,7 +365,7 @@ class _Reader:
             if text.rsplit("/", 1)[-1] in ("bash", "sh") and texts[i + 1] in ("-c", "-lc", "-ec", "-xc"):
                 source = parts[-1] if parts else None
                 for part in parts:
-                    if self._text(part) == texts[i + 2]:
+                    if bash.word(part) == texts[i + 2]:
                         source = part
                         break
                 if source is None:
@@ -399,31 +374,16 @@ class _Reader:
                 self.read(texts[i + 2].encode(), line, command.gates, nesting + 1)
                 return
 
-    def _text(self, node: Node) -> str:
-        """A word's text as bash would pass it, expansions kept as written."""
-        kind = node.type
-        raw = bash.text(node)
-        if kind == "raw_string":
-            return raw[1:-1]
-        if kind == "string":
-            inner = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else raw
-            return _unescape_double(inner)
-        if kind == "concatenation":
-            return "".join(self._text(c) for c in node.children)
-        if kind in ("word", "number"):
-            return _unescape_word(raw)
-        return raw
-
     def _expand(self, node: Node, offset: int, depth: int, seen: set[str]) -> list[Word]:
         """The words one word of the source becomes: a whole-word read of a variable the script
         assigns becomes every value it may hold (each gated by its assignment's branch)."""
         line = node.start_point[0] + 1 + offset
         name = _expansion_name(node)
         if name is None or depth >= MAX_EXPANSION_DEPTH or name in seen:
-            return [Word(self._text(node), line)]
+            return [Word(bash.word(node), line)]
         records = self.assignments.get(name, [])  # those read so far: the walk is in source order
         if not records:
-            return [Word(self._text(node), line, unresolved=True)]
+            return [Word(bash.word(node), line, unresolved=True)]
         quoted_scalar = node.type == "string"
         out: list[Word] = []
         for record in records:
@@ -431,7 +391,7 @@ class _Reader:
                 if record.array or _expansion_name(value) is not None:
                     expanded = self._expand(value, record.line_offset, depth + 1, seen | {name})
                 else:
-                    text = self._text(value)
+                    text = bash.word(value)
                     vline = value.start_point[0] + 1 + record.line_offset
                     pieces = [text] if quoted_scalar and text.strip() == text else text.split()
                     expanded = [Word(p, vline) for p in pieces]
