@@ -104,6 +104,8 @@ def word(node: Node) -> str:
 def unescape(value: str, escapable: str | None = None) -> str:
     """`value` with each backslash before a character of `escapable` (None: any, as in an unquoted
     word) removed; a backslash-newline is a line continuation and leaves nothing."""
+    if "\\" not in value:
+        return value
     out, i = [], 0
     while i < len(value):
         if value[i] == "\\" and i + 1 < len(value) and (escapable is None or value[i + 1] in escapable):

@@ -281,8 +281,10 @@ class _Follow:
     # -- words
     def value(self, node: Node) -> str:
         kind = node.type
-        if kind in ("word", "number", "raw_string"):
-            return bash.word(node)
+        if kind in ("word", "number"):
+            return bash.unescape(_text(node))
+        if kind == "raw_string":
+            return _text(node)[1:-1]
         if kind == "string_content":
             return bash.unescape(_text(node), bash.DOUBLE_QUOTED)
         if kind in ("extglob_pattern", "regex"):
