@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import contextlib
 import random
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
+from bot.local import LocalRequest, run_local
 from bot.model import bash, scripts, shell
 from bot.sources.snapshot import Oversized
+from tests.conftest import commit, replace
 
 LAUNCHER = b"""#!/usr/bin/env bash
 export HF_HUB_CACHE_MOUNT="/raid/hf_hub_cache/"
@@ -142,3 +146,27 @@ def test_both_readers_unquote_a_word_as_bash_does() -> None:
         assert launch.script == starts, line
         (command,) = shell.parse(line).commands
         assert command.texts[1] == (starts or "$GITHUB_WORKSPACE/" + script), line
+
+
+def test_a_review_parses_each_shell_file_once(
+    counting: _Counting, runfiles_history: Path, tmp_path: Path
+) -> None:
+    """A PR that edits a real launcher: the launcher resolution follows it at both refs for every
+    run of its machines and the scripts check reads it at the head; each distinct file is parsed
+    once, the edited launcher's head too."""
+    repo = tmp_path / "ix"
+    subprocess.run(["git", "clone", "-q", str(runfiles_history), str(repo)], check=True)
+    launcher = "runners/launch_mi355x-amds.sh"
+    if not (repo / launcher).exists():
+        pytest.skip(f"{launcher} is not at this head")
+    base = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout
+    head = commit(repo, {launcher: replace("#!/usr/bin/env bash\n", "#!/usr/bin/env bash\n# c\n")})
+    report = run_local(LocalRequest(str(repo), base.strip(), head, offline=True))[0]
+    assert [f.params["path"] for f in report.findings if f.message_id == "launch-shared-changed"] == [
+        launcher
+    ]
+    edited = (repo / launcher).read_bytes()
+    assert counting.parsed.count(edited) == 1
+    assert len(counting.parsed) == len(set(counting.parsed)) > 10  # every launcher at both refs
