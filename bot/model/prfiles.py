@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from bot.model.shell import MAX_BYTES
+from bot.model.bash import MAX_BYTES
 from bot.sources.snapshot import Oversized, Snapshot
 
 SCRIPT_FOLDERS = ("benchmarks/", "runners/")

@@ -13,8 +13,8 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from bot.model.scripts import _parser
-from bot.model.shell import MAX_BYTES, MAX_NODES
+from bot.model import bash
+from bot.model.bash import MAX_BYTES, MAX_NODES
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -43,7 +43,10 @@ def code_id(data: bytes) -> str:
     deep to read is named by its blob id (every change of its bytes counts)."""
     if getattr(data, "blob", None) or len(data) > MAX_BYTES:
         return blob_id(data)
-    root = _parser().parse(bytes(data)).root_node
+    try:
+        root = bash.parse(data)
+    except bash.ScriptTooLarge:  # more syntax nodes than a review walks
+        return blob_id(data)
     cut_eval = _eval_is_the_workflows(root)
     digest = hashlib.sha1(usedforsecurity=False)
     stack: list[Node | bytes] = [root]

@@ -1,9 +1,9 @@
 """What a run executes (DESIGN.md §1 "what a run executes"): the runner's launcher
-`runners/launch_<machine name up to the first _>.sh`, the benchmark script it starts, and the
-shared files that script sources (`benchmarks/benchmark_lib.sh`).
+`runners/launch_<machine name up to the first _>.sh` and the benchmark script it starts.
 
 The benchmark script is found as the launcher finds it: the launcher, read at the same ref, is
-parsed with a real bash parser (tree-sitter-bash) and its statements are followed with the run's
+parsed with a real bash parser (tree-sitter-bash, through `bot.model.bash` and within its bounds:
+a launcher beyond them is unresolved) and its statements are followed with the run's
 variables (`EXP_NAME`, `PRECISION`, `FRAMEWORK`, `SPEC_DECODING`, `SCENARIO_SUBDIR`,
 `IS_MULTINODE`, …, as InferenceX's benchmark workflows set them). Only assignments, `[[ … ]]`
 tests (`-f` asks the ref's file list), `if`, `&&`/`||` lists and `$( [[ … ]] && printf … )`
@@ -21,11 +21,13 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from bot.model import bash
+from bot.model.bash import ScriptTooLarge
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from tree_sitter import Node as TSNode
-    from tree_sitter import Parser
 
 LAUNCHERS = "runners/"
 BENCHMARKS = "benchmarks/"
@@ -108,18 +110,17 @@ def launchers(runners: Any, runner: str | None, files: frozenset[str]) -> list[s
     return list(dict.fromkeys(found))
 
 
-@lru_cache(maxsize=1)
-def _parser() -> Parser:
-    import tree_sitter_bash  # imported on first use: a review with no scripts to follow never loads it
-    from tree_sitter import Language, Parser
-
-    return Parser(Language(tree_sitter_bash.language()))
+def parse(data: bytes) -> Node:
+    """A shell file's syntax tree, parsed by `bot.model.bash` within its bounds (ScriptTooLarge
+    beyond them), its nodes read once (cached by its bytes: runs share launchers)."""
+    if len(data) > bash.MAX_BYTES:
+        raise ScriptTooLarge(f"{len(data)} bytes (limit {bash.MAX_BYTES})")
+    return _wrapped(bytes(data))
 
 
 @lru_cache(maxsize=256)
-def parse(data: bytes) -> Node:
-    """A shell file's syntax tree (cached by its bytes: runs share launchers)."""
-    return Node(_parser().parse(data).root_node)
+def _wrapped(data: bytes) -> Node:
+    return Node(bash.parse(data))
 
 
 class Node:
@@ -371,10 +372,14 @@ class _Follow:
 
     def value(self, node: Node) -> str:
         kind = node.type
-        if kind in ("word", "number", "string_content", "extglob_pattern", "regex"):
-            return _text(node)
+        if kind in ("word", "number"):
+            return bash.unescape(_text(node))
         if kind == "raw_string":
             return _text(node)[1:-1]
+        if kind == "string_content":
+            return bash.unescape(_text(node), bash.DOUBLE_QUOTED)
+        if kind in ("extglob_pattern", "regex"):
+            return _text(node)
         if kind in ("string", "concatenation"):
             parts = []
             for child in node.children:
@@ -545,10 +550,10 @@ def _walk(
     if data is None:
         return Launch(launcher, None, (), False, launcher_exists=False), walk
     try:
-        walk.block(parse(bytes(data)).named_children)
+        walk.block(parse(data).named_children)
     except _Stop:
         pass
-    except RecursionError:
+    except (RecursionError, ScriptTooLarge):  # a launcher beyond the bounds of `bot.model.bash`
         return Launch(launcher, None, tuple(walk.tried), False, unresolved=True), walk
     script = walk.script
     tried = tuple(dict.fromkeys([*walk.tried, *([script] if script else [])]))
@@ -585,35 +590,3 @@ class Followed:
 class _Seen(NamedTuple):
     looked: dict[str, bool]
     launch: Launch
-
-
-def sourced(script: str, data: bytes | None, files: frozenset[str]) -> tuple[str, ...]:
-    """The repository files a benchmark script sources (`source "$(dirname "$0")/../benchmark_lib.sh"`,
-    `source "$ROOT/benchmarks/…"`), those that exist at the ref."""
-    if data is None:
-        return ()
-    found: list[str] = []
-    stack = [parse(bytes(data))]
-    folder = posixpath.dirname(script)
-    while stack:
-        node = stack.pop()
-        if node.type == "command":
-            name = node.child_by_field_name("name")
-            args = node.children_by_field_name("argument")
-            if name is not None and _text(name) in ("source", ".") and args:
-                path = _sourced_path(_text(args[0]).strip("\"'"), folder)
-                if path in files and path not in found:
-                    found.append(path)
-            continue
-        stack.extend(reversed(node.named_children))
-    return tuple(found)
-
-
-def _sourced_path(word: str, folder: str) -> str | None:
-    for prefix in ('$(dirname "$0")', "$(dirname $0)", "${BASH_SOURCE%/*}"):
-        if word.startswith(prefix):
-            return posixpath.normpath(folder + word[len(prefix) :])
-    at = word.find("/" + BENCHMARKS)
-    if word.startswith("$") and at >= 0:
-        return word[at + 1 :]
-    return None

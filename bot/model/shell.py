@@ -3,30 +3,29 @@
 its words with variables and arrays expanded to what they were assigned, each word's line, and the
 `if` / `case` / `&&` branches it is gated on.
 
-Bounded work on hostile input: a size limit, a node budget, a depth limit for expansions and for
-`bash -c "…"` strings, and nothing is ever executed. tree-sitter is imported only when a script is
-read, so a review that changes none does not pay for it.
+Bounded work on hostile input: the size and node limits of `bot.model.bash` (which parses every
+shell file, once per review, for this reader and for the launchers' `bot.model.scripts`), a node
+budget for the walk, a depth limit for expansions and for `bash -c "…"` strings, and nothing is ever
+executed. tree-sitter is imported only when a script is read, so a review that changes none does
+not pay for it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
-if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+from bot.model import bash
+from bot.model.bash import MAX_BYTES as MAX_BYTES  # the limit the `scripts` check names
+from bot.model.bash import MAX_NODES, ScriptTooLarge
 
-MAX_BYTES = 256 * 1024  # the largest InferenceX script is ~90 KB (benchmark_lib.sh)
-MAX_NODES = 400_000  # syntax nodes walked per script
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
 MAX_EXPANSION_DEPTH = 8  # a variable whose value names a variable whose value …
 MAX_WORDS = 4_000  # words of one command after expansion
 MAX_NESTING = 2  # `bash -c "…"` inside `bash -c "…"`
 MAX_EXPANDED = 200_000  # words produced by expanding variables, in the whole script
-
-
-class ScriptTooLarge(Exception):
-    """The script is beyond what a review reads (size or syntax nodes)."""
 
 
 class Gate(NamedTuple):
@@ -138,18 +137,8 @@ def _program(words: list[str]) -> tuple[str, int] | None:
     return None
 
 
-@cache
-def _parser() -> Parser:
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-
-
 def parse(data: bytes) -> Script:
     """Every command of the script, with its gates and expanded words. Raises ScriptTooLarge."""
-    if len(data) > MAX_BYTES:
-        raise ScriptTooLarge(f"{len(data)} bytes (limit {MAX_BYTES})")
     reader = _Reader()
     reader.read(data, 0, (), 0)
     return reader.script
@@ -164,31 +153,6 @@ class _Assignment(NamedTuple):
     line_offset: int
 
 
-def _unescape_double(text: str) -> str:
-    """The characters a backslash escapes inside "…" in bash."""
-    return _unescape(text, '"\\$`\n')
-
-
-def _unescape_word(text: str) -> str:
-    """An unquoted word: a backslash escapes any character."""
-    return _unescape(text, None)
-
-
-def _unescape(text: str, escapable: str | None) -> str:
-    """`text` with each backslash before a character of `escapable` (None: any) removed; a
-    backslash-newline is a line continuation and leaves nothing."""
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text) and (escapable is None or text[i + 1] in escapable):
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(text[i])
-        i += 1
-    return "".join(out)
-
-
 def _variables(nodes: list[Node]) -> tuple[str, ...]:
     """The variables a condition reads: its `variable_name` nodes (at most 64 distinct)."""
     found: dict[str, None] = {}
@@ -196,7 +160,7 @@ def _variables(nodes: list[Node]) -> tuple[str, ...]:
     while stack and len(found) < 64:
         node = stack.pop()
         if node.type == "variable_name":
-            found[node.text.decode("utf-8", "replace")] = None
+            found[bash.text(node)] = None
         stack.extend(node.children)
     return tuple(found)
 
@@ -208,19 +172,19 @@ def _expansion_name(node: Node) -> str | None:
         return _expansion_name(inner[0]) if len(inner) == 1 else None
     if node.type == "simple_expansion":
         names = [c for c in node.children if c.type == "variable_name"]
-        return names[0].text.decode("utf-8", "replace") if names else None
+        return bash.text(names[0]) if names else None
     if node.type == "expansion":
         kids = [c for c in node.children if c.type not in ("${", "}")]
         if len(kids) != 1:
             return None  # `${X:-default}`, `${#X}`, … are not plain reads
         kid = kids[0]
         if kid.type == "variable_name":
-            return kid.text.decode("utf-8", "replace")
+            return bash.text(kid)
         if kid.type == "subscript":
             name = kid.child_by_field_name("name")
             index = kid.child_by_field_name("index")
             if name is not None and index is not None and index.text in (b"@", b"*"):
-                return name.text.decode("utf-8", "replace")
+                return bash.text(name)
     return None
 
 
@@ -232,9 +196,9 @@ class _Reader:
         self.expanded = 0
 
     def read(self, data: bytes, line_offset: int, outer: tuple[Gate, ...], nesting: int) -> None:
-        tree = _parser().parse(data)
-        self.script.errors += int(tree.root_node.has_error)
-        stack: list[tuple[Node, tuple[Gate, ...]]] = [(tree.root_node, outer)]
+        root = bash.parse(data)
+        self.script.errors += int(root.has_error)
+        stack: list[tuple[Node, tuple[Gate, ...]]] = [(root, outer)]
         while stack:
             node, gates = stack.pop()
             self.nodes += 1
@@ -264,13 +228,13 @@ class _Reader:
             return self._if(node, gates, offset)
         if kind == "case_statement":
             value = node.child_by_field_name("value")
-            subject = value.text.decode("utf-8", "replace") if value is not None else ""
+            subject = bash.text(value) if value is not None else ""
             out = []
             for item in node.children:
                 if item.type != "case_item":
                     continue
                 patterns = "|".join(
-                    c.text.decode("utf-8", "replace")
+                    bash.text(c)
                     for i, c in enumerate(item.children)
                     if item.field_name_for_child(i) == "value"
                 )
@@ -285,7 +249,7 @@ class _Reader:
         if kind == "list" and len(node.children) == 3 and node.children[1].type in ("&&", "||"):
             left, op, right = node.children
             gate = Gate(
-                left.text.decode("utf-8", "replace"),
+                bash.text(left),
                 op.type == "&&",
                 left.start_point[0] + 1 + offset,
                 _variables([left]),
@@ -293,7 +257,7 @@ class _Reader:
             return [(left, gates), (right, (*gates, gate))]
         if kind == "function_definition":
             name = node.child_by_field_name("name")
-            label = name.text.decode("utf-8", "replace") if name is not None else "?"
+            label = bash.text(name) if name is not None else "?"
             gate = Gate(f"function {label}", True, node.start_point[0] + 1 + offset)
             return [(c, (*gates, gate)) for c in node.children]
         return [(c, gates) for c in node.children]
@@ -309,7 +273,7 @@ class _Reader:
                 continue
             if child.type == "then":
                 phase = "body"
-                text = " ".join(c.text.decode("utf-8", "replace") for c in condition if c.type != ";")
+                text = " ".join(bash.text(c) for c in condition if c.type != ";")
                 line = (condition[0].start_point[0] if condition else node.start_point[0]) + 1 + offset
                 taken = Gate(text, True, line, _variables(condition))
                 out += [(c, gates) for c in condition]
@@ -332,7 +296,7 @@ class _Reader:
         value = node.child_by_field_name("value")
         if name_node is None or name_node.type != "variable_name":
             return
-        name = name_node.text.decode("utf-8", "replace")
+        name = bash.text(name_node)
         append = any(c.type == "+=" for c in node.children)
         if value is None:
             values: tuple[Node, ...] = ()
@@ -347,7 +311,7 @@ class _Reader:
         if array:
             words = tuple(w for v in values for w in self._expand(v, offset, 0, {name}))
         else:
-            words = tuple(Word(self._text(v), v.start_point[0] + 1 + offset) for v in values)
+            words = tuple(Word(bash.word(v), v.start_point[0] + 1 + offset) for v in values)
         self.script.assignments.append(Assignment(name, words, line, gates))
         if not append and not gates:
             self.assignments[name] = [record]  # an unconditional assignment replaces what came before
@@ -366,7 +330,7 @@ class _Reader:
         literal: list[tuple[int, str]] = []
         for part in parts:
             target = part.children[0] if part.type == "command_name" and part.children else part
-            literal.append((target.start_point[0] + 1 + offset, target.text.decode("utf-8", "replace")))
+            literal.append((target.start_point[0] + 1 + offset, bash.text(target)))
             words += self._expand(target, offset, 0, set())
             if len(words) > MAX_WORDS:
                 raise ScriptTooLarge(f"a command of more than {MAX_WORDS} words")
@@ -375,13 +339,11 @@ class _Reader:
             if red.type == "heredoc_redirect":
                 body = next((c for c in red.children if c.type == "heredoc_body"), None)
                 if body is not None:
-                    heredocs.append(
-                        Heredoc(body.start_point[0] + 1 + offset, body.text.decode("utf-8", "replace"))
-                    )
+                    heredocs.append(Heredoc(body.start_point[0] + 1 + offset, bash.text(body)))
             elif red.type == "file_redirect":
                 dest = red.child_by_field_name("destination")
                 if dest is not None:
-                    redirects.append(self._text(dest))
+                    redirects.append(bash.word(dest))
         command = Command(
             tuple(words),
             node.start_point[0] + 1 + offset,
@@ -403,7 +365,7 @@ class _Reader:
             if text.rsplit("/", 1)[-1] in ("bash", "sh") and texts[i + 1] in ("-c", "-lc", "-ec", "-xc"):
                 source = parts[-1] if parts else None
                 for part in parts:
-                    if self._text(part) == texts[i + 2]:
+                    if bash.word(part) == texts[i + 2]:
                         source = part
                         break
                 if source is None:
@@ -412,31 +374,16 @@ class _Reader:
                 self.read(texts[i + 2].encode(), line, command.gates, nesting + 1)
                 return
 
-    def _text(self, node: Node) -> str:
-        """A word's text as bash would pass it, expansions kept as written."""
-        kind = node.type
-        raw = node.text.decode("utf-8", "replace")
-        if kind == "raw_string":
-            return raw[1:-1]
-        if kind == "string":
-            inner = raw[1:-1] if raw.startswith('"') and raw.endswith('"') else raw
-            return _unescape_double(inner)
-        if kind == "concatenation":
-            return "".join(self._text(c) for c in node.children)
-        if kind in ("word", "number"):
-            return _unescape_word(raw)
-        return raw
-
     def _expand(self, node: Node, offset: int, depth: int, seen: set[str]) -> list[Word]:
         """The words one word of the source becomes: a whole-word read of a variable the script
         assigns becomes every value it may hold (each gated by its assignment's branch)."""
         line = node.start_point[0] + 1 + offset
         name = _expansion_name(node)
         if name is None or depth >= MAX_EXPANSION_DEPTH or name in seen:
-            return [Word(self._text(node), line)]
+            return [Word(bash.word(node), line)]
         records = self.assignments.get(name, [])  # those read so far: the walk is in source order
         if not records:
-            return [Word(self._text(node), line, unresolved=True)]
+            return [Word(bash.word(node), line, unresolved=True)]
         quoted_scalar = node.type == "string"
         out: list[Word] = []
         for record in records:
@@ -444,7 +391,7 @@ class _Reader:
                 if record.array or _expansion_name(value) is not None:
                     expanded = self._expand(value, record.line_offset, depth + 1, seen | {name})
                 else:
-                    text = self._text(value)
+                    text = bash.word(value)
                     vline = value.start_point[0] + 1 + record.line_offset
                     pieces = [text] if quoted_scalar and text.strip() == text else text.split()
                     expanded = [Word(p, vline) for p in pieces]
