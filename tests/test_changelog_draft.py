@@ -292,3 +292,17 @@ def test_a_recipe_pinning_another_budget_keeps_both_values() -> None:
     settings[2] = {**settings[2], "head": "2800"}
     [line] = draft.description(["k"], {"k": {"common": settings, "runs": [_run(1, 8)]}})
     assert "TOTAL_CPU_DRAM_GB=2800" in line and "set total-cpu-dram-gb to 2849" in line
+
+
+def test_an_edited_benchmark_script_is_named_by_its_path_without_ids() -> None:
+    """#2178: the draft said "add …sh@ccae830b8d9c to script; remove …sh@c18ec20b0afe from script"."""
+    path = "benchmarks/single_node/agentic/dsv4_fp4_b200_vllm.sh"
+    edited = {"path": "script", "base": [f"{path}@c18ec20b0afe"], "head": [f"{path}@ccae830b8d9c"]}
+    edited |= {"added": [edited["head"][0]], "removed": [edited["base"][0]]}
+    [line] = draft.description(["k"], {"k": {"common": [edited], "runs": [_run(1, 8)]}})
+    assert line == f"Update benchmark script {path}."
+    other = "benchmarks/single_node/agentic/dsv4_fp4_b200.sh"
+    switched = {"path": "script", "base": [f"{other}@c18ec20b0afe"], "head": [f"{path}@ccae830b8d9c"]}
+    [line] = draft.description(["k"], {"k": {"common": [switched], "runs": [_run(1, 8)]}})
+    assert line == f"Run benchmark script {path} instead of {other}."
+    assert "@" not in line

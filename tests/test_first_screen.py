@@ -10,7 +10,7 @@ from __future__ import annotations
 from bot.checks.changes_view import KeyChanges, RunChange, Setting, Status, Topology
 from bot.findings import Severity, finding
 from bot.output import report_json
-from bot.output.messages import en, zh
+from bot.output.messages import en, render, zh
 from bot.output.render import render_comment
 from bot.output.screen import change_lines, key_facts
 from bot.report import Report
@@ -159,3 +159,20 @@ def test_swapped_refs_are_said_in_the_comment_not_only_on_the_terminal(example) 
     assert lines[2].startswith("> ⚠️ Head `") and "are `--base` and `--head` swapped?" in lines[2]
     assert "**Next step:** Check the refs (the note above) and review again." in lines
     assert any(line.startswith("> ⚠️ head `") and "是否写反了" in line for line in lines)
+
+
+def test_an_edited_benchmark_script_is_named_as_such_not_as_a_setting() -> None:
+    """#2178's shape: three keys whose one benchmark script each was edited."""
+    sets, changes, keys = {}, {}, []
+    for index in range(3):
+        key = f"dsv4-agentic-{index}"
+        keys.append(key)
+        sets[key] = {"base": [1, 2], "head": [1, 2]}
+        path = f"benchmarks/single_node/agentic/dsv4_{index}.sh"
+        script = Setting("script", [f"{path}@c1a2b3c4d5e6"], [f"{path}@c6e5d4c3b2a1"])
+        changes[key] = KeyChanges((script,), (_run(1, "as-before"), _run(2, "as-before")))
+    [line] = change_lines(sets, changes, keys)
+    [(fact, on)] = line.facts
+    assert fact.message_id == "screen-script" and on == 3
+    assert render(fact.message_id, "en", dict(fact.params)) == "benchmark script changed"
+    assert render(fact.message_id, "zh", dict(fact.params)) == "基准测试脚本有改动"

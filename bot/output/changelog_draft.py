@@ -164,6 +164,8 @@ def _parts(settings: Sequence[Any]) -> tuple[list[Msg], list[Msg]]:
         if name == "image" and isinstance(base, str) and isinstance(head, str):
             old, new_image, pinned = _image(base, head)
             images.append(msg("draft-image", base=old, head=new_image, pinned=pinned))
+        elif setting.get("path") == SCRIPT_SETTING:
+            images += _scripts(base, head)
         elif isinstance(added, list) and isinstance(removed, list) and _long(base, head):
             lists += [msg("draft-list-add", name=name, items=_some(added))] if added else []
             lists += [msg("draft-list-remove", name=name, items=_some(removed))] if removed else []
@@ -187,6 +189,23 @@ def _parts(settings: Sequence[Any]) -> tuple[list[Msg], list[Msg]]:
     return _once(images), [*sets, *_once(new), *changes, *_once(lists), *_once(gone)]
 
 
+def _scripts(base: Any, head: Any) -> list[Msg]:
+    """A change of the benchmark scripts a run starts (`"<path>@<code id>"` items): the scripts
+    edited (the same path at both refs), then those started instead of others."""
+
+    def paths(value: Any) -> dict[str, str]:
+        items = value if isinstance(value, list) else []
+        return dict(str(item).rpartition("@")[::2] if "@" in str(item) else (str(item), "") for item in items)
+
+    old, new = paths(base), paths(head)
+    edited = [path for path in new if path in old and new[path] != old[path]]
+    found = [msg("draft-script-edited", scripts=_some(edited))] if edited else []
+    started, stopped = [p for p in new if p not in old], [p for p in old if p not in new]
+    if started or stopped:
+        found.append(msg("draft-script-switched", started=_some(started), stopped=_some(stopped)))
+    return found
+
+
 def _one_budget(listed: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The settings without the generator's DRAM budget (`total-cpu-dram-gb`) where a recipe's
     `TOTAL_CPU_DRAM_GB` changes the same way: one fact, named as the recipe names it. A recipe that
@@ -198,6 +217,9 @@ def _one_budget(listed: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
     pinned = {change(s) for s in listed if str(s.get("path", "")).rpartition(".")[2] == BUDGET_ENV}
     return [s for s in listed if s.get("path") != dram.BUDGET_SETTING or change(s) not in pinned]
+
+
+SCRIPT_SETTING = "script"  # the run's benchmark scripts (`bot.model.runs`)
 
 
 def _once(items: Sequence[Msg]) -> list[Msg]:

@@ -157,6 +157,8 @@ NAMES = 4
 def _setting_fact(setting: Setting, runs: int | None = None) -> Fact:
     """One setting's change; a list or mapping by its name alone (the table below has the rest)."""
     path = setting.path
+    if path == changelog_draft.SCRIPT_SETTING:
+        return Fact("screen-script", (("runs", runs),))
     named = (("name", _name(path)), ("runner", _runner(path)))
     if any(isinstance(side, list | dict) for side in (setting.base, setting.head)):
         return Fact("screen-setting-varied", (*named, ("runs", runs)))
