@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bot.checks import changes_view
 from bot.example import CONFIG_KEY, ExampleRepo
 from bot.fix.command import main as fix_main
 from bot.local import LocalRequest, run_local
@@ -104,8 +105,9 @@ def test_a_bilingual_changelog_gets_the_draft_in_both_languages(
     base, head = bilingual
     report = run_local(example.request(base=base, head=head))[0]
     assert report.changelog_langs == ("en", "zh")
-    english_lines = draft.description([CONFIG_KEY], report.changes)
-    both = draft.description([CONFIG_KEY], report.changes, report.changelog_langs)
+    changes = changes_view.as_json(report.changes)
+    english_lines = draft.description([CONFIG_KEY], changes)
+    both = draft.description([CONFIG_KEY], changes, report.changelog_langs)
     # Each English line, then the Chinese: as the changelog's own entries are written.
     assert both[: len(english_lines)] == english_lines and len(both) == 2 * len(english_lines)
     assert (
