@@ -61,3 +61,32 @@ def test_a_script_name_changed_in_the_target_reaches_the_keys_run_through_the_sy
         "benchmarks/multi_node/glm5.1_fp8_b200_tilert-disagg-v2.sh",  # what it now starts
     ]
     assert "script" in report.changed_keys[TILERT_KEY]
+
+
+def test_a_key_whose_script_the_launcher_looks_for_and_gives_up_on_blocks(
+    checkout: tuple[Path, str],
+) -> None:
+    """The launcher tests for the TileRT disaggregated script and exits when it is missing
+    (`[[ -f "$TILERT_DISAGG" ]] || { echo …; exit 1; }`): a PR that deletes that script leaves the
+    key's runs starting nothing, failing at launch, so it blocks, naming the name looked for."""
+    repo, base = checkout
+    script = "benchmarks/multi_node/glm5.1_fp8_b200_tilert-disagg.sh"
+    if not (repo / script).exists():
+        pytest.skip(f"{script} is not at this head")
+    report = _review(repo, base, commit(repo, {script: None}))
+    missing = [f for f in report.findings if f.message_id == "launch-script-missing"]
+    assert {f.config_key for f in missing} == {TILERT_KEY}
+    assert all(f.severity == "blocking" for f in missing)
+    assert {tuple(f.params["tried"]) for f in missing} == {(script,)}
+
+
+def test_a_launcher_too_large_to_follow_is_not_checked_never_passed(checkout: tuple[Path, str]) -> None:
+    """A launcher beyond the bash reader's bounds (here 300 KB of padding) cannot be followed: its
+    keys' runs are "not checked" for the script they start, neither passed nor blocked."""
+    repo, base = checkout
+    head = commit(repo, {TARGET: lambda text: text + "# padding\n" * 30_000})
+    report = _review(repo, base, head)
+    unresolved = [f for f in report.findings if f.message_id == "launch-unresolved"]
+    assert TILERT_KEY in {f.config_key for f in unresolved}
+    assert {f.severity for f in unresolved} == {"unverified"}
+    assert not [f for f in report.findings if f.check == "launch" and f.severity == "verified"]

@@ -39,17 +39,25 @@ def check(ctx: CheckContext) -> list[Finding]:
 
 
 def _missing(ctx: CheckContext) -> list[Finding]:
-    """A head run whose launcher or benchmark script does not exist: one finding per key and name."""
+    """A head run whose launcher or benchmark script does not exist (or whose launcher exits when
+    the script it looks for is missing): one finding per key and name; a launcher prbot cannot
+    follow is not checked."""
     found = []
     for change in ctx.live_keys():
         seen: set[tuple[str, str | None]] = set()
         for run in change.head_runs:
             for launch in run.launches:
                 slot = (launch.launcher, launch.script)
-                if slot in seen or (launch.launcher_exists and (launch.exists or launch.script is None)):
+                starts = launch.exists or (launch.script is None and not launch.fails)
+                if slot in seen or (launch.launcher_exists and starts and not launch.unresolved):
                     continue
                 seen.add(slot)
-                if not launch.launcher_exists:
+                if launch.unresolved:
+                    params = {"key": change.key, "launcher": launch.launcher}
+                    found.append(
+                        finding(CHECK, Severity.UNVERIFIED, "launch-unresolved", **change.where, **params)
+                    )
+                elif not launch.launcher_exists:
                     params = {
                         "key": change.key,
                         "launcher": launch.launcher,

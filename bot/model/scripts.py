@@ -49,6 +49,7 @@ class Launch(NamedTuple):
     exists: bool
     launcher_exists: bool = True
     unresolved: bool = False  # the launcher builds the name from something prbot does not follow
+    fails: bool = False  # the launcher exits with a failure status before it starts a script
 
 
 class RunVars(NamedTuple):
@@ -199,6 +200,8 @@ class _Follow:
         self.looked: dict[str, bool] = {}
         self.tried: list[str] = []
         self.script: str | None = None
+        self.fails = False
+        self.absent: str | None = None  # the last benchmark script tested for, when it is missing
         self.steps = 0
         self.out: list[str] | None = None  # what printf/echo write inside `$( … )`
 
@@ -284,6 +287,9 @@ class _Follow:
         if name == "exec" and words:
             name, words = words[0], words[1:]
         if name == "exit":
+            # `[[ -f "$SCRIPT" ]] || { echo …; exit 1; }`: the launcher gives up on a script it
+            # looked for; any other exit (a failed job, a missing variable) is not judged here.
+            self.fails = self.script is None and self.absent is not None and words[:1] not in (["0"], [])
             raise _Stop
         if name in ("[", "test"):
             return _bracket(words[:-1] if name == "[" and words[-1:] == ["]"] else words, self.has)
@@ -321,9 +327,11 @@ class _Follow:
                 path = _repo_path(value)
                 if path is None:
                     return False
+                found = self.has(path)
                 if path.startswith(BENCHMARKS) and path.endswith(".sh"):
                     self.tried.append(path)
-                return self.has(path)
+                    self.absent = None if found else path
+                return found
             if flag == "-d":
                 path = _repo_path(value)
                 return path is not None and self.has(path.rstrip("/") + "/")
@@ -557,7 +565,7 @@ def _walk(
         return Launch(launcher, None, tuple(walk.tried), False, unresolved=True), walk
     script = walk.script
     tried = tuple(dict.fromkeys([*walk.tried, *([script] if script else [])]))
-    return Launch(launcher, script, tried, script is not None and script in files), walk
+    return Launch(launcher, script, tried, script is not None and script in files, fails=walk.fails), walk
 
 
 class Followed:
