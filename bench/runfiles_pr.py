@@ -28,19 +28,28 @@ ROOT = Path(__file__).resolve().parents[1]
 PRS = ("2263", "2493")
 
 
-def commit_of(repo: Path, number: str) -> tuple[str, str] | None:
-    """(parent, commit) of the PR squash-merged as `… (#number)`."""
+def squashed(repo: Path) -> list[tuple[str, str, str]]:
+    """(parent, commit, subject) of every single-parent first-parent commit (one PR each)."""
     log = subprocess.run(
         ["git", "-C", str(repo), "log", "--first-parent", "--format=%H %P%x09%s"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
+    found = []
     for line in log.splitlines():
         shas, _, subject = line.partition("\t")
         sha, *parents = shas.split()
-        if subject.rstrip().endswith(f"(#{number})") and len(parents) == 1:
-            return parents[0], sha
+        if len(parents) == 1:
+            found.append((parents[0], sha, subject))
+    return found
+
+
+def commit_of(repo: Path, number: str) -> tuple[str, str] | None:
+    """(parent, commit) of the PR squash-merged as `… (#number)`."""
+    for parent, sha, subject in squashed(repo):
+        if subject.rstrip().endswith(f"(#{number})"):
+            return parent, sha
     return None
 
 
@@ -96,19 +105,9 @@ def main() -> int:
         kinds = Counter(map(kind, files))
         print(f"#{args.pr}: {len(files)} files; " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
         return 0
-    log = subprocess.run(
-        ["git", "-C", str(repo), "log", "--first-parent", "--format=%H %P%x09%s"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
     sizes = []
-    for line in log.splitlines():
-        shas, _, subject = line.partition("\t")
-        sha, *parents = shas.split()
-        if len(parents) != 1:
-            continue
-        files = files_read(repo, parents[0], sha)
+    for parent, sha, subject in squashed(repo):
+        files = files_read(repo, parent, sha)
         shell = sum(path.endswith(".sh") for path in files)
         sizes.append((len(files), shell, sha[:10], subject[-70:]))
     for count, shell, sha, subject in sorted(sizes, reverse=True)[:10]:

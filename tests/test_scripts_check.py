@@ -17,7 +17,7 @@ from bot.checks import scripts
 from bot.findings import Severity
 from bot.local import LocalRequest, run_local
 from bot.pullrequest import PullRequest
-from tests.conftest import commit, shared_or_skip
+from tests.conftest import commit, shared_or_skip, squash_merge
 
 FSL = "benchmarks/single_node/fixed_seq_len/"
 ATOM_MTP = FSL + "dsr1_fp4_mi355x_atom_mtp.sh"  # EP string built in a branch, `--use-chat-template`
@@ -354,18 +354,8 @@ def test_simulated_acceptance_in_a_fixed_sequence_length_script_blocks(
 
 
 def _history_pr(runfiles: Path, number: int) -> tuple[str, str]:
-    log = subprocess.run(
-        ["git", "-C", str(runfiles), "log", "--format=%H %P%x09%s"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for line in log.splitlines():
-        shas, _, subject = line.partition("\t")
-        if subject.endswith(f"(#{number})"):
-            sha, parent = shas.split()[:2]
-            return parent, sha
-    raise AssertionError(number)
+    """(parent, commit) of a real squash-merged PR."""
+    return squash_merge(runfiles, number)[:2]
 
 
 def test_a_key_added_for_a_scenario_deprecated_for_all_models_blocks(runfiles: Path) -> None:

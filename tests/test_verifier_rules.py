@@ -15,7 +15,7 @@ from bot.findings import Severity
 from bot.local import LocalRequest, run_local
 from bot.model.models_md import retirements
 from bot.sources.git import GitRepo
-from tests.conftest import commit, shared_or_skip
+from tests.conftest import commit, shared_or_skip, squash_merge
 
 AMD = "configs/amd-master.yaml"
 ATOM_KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"  # the real ATOM key for Kimi-K3 on MI355X
@@ -52,15 +52,8 @@ def _entry(text: str, key: str) -> str:
 
 
 def _history_pr(runfiles: Path, number: int) -> tuple[str, str]:
-    log = subprocess.run(
-        ["git", "-C", str(runfiles), "log", "--format=%H %P%x09%s"], capture_output=True, text=True
-    ).stdout
-    for line in log.splitlines():
-        shas, _, subject = line.partition("\t")
-        if subject.endswith(f"(#{number})"):
-            sha, parent = shas.split()[:2]
-            return parent, sha
-    raise AssertionError(number)
+    """(parent, commit) of a real squash-merged PR."""
+    return squash_merge(runfiles, number)[:2]
 
 
 # --- Check 6 (b): engine-first ordering ------------------------------------------------------------
