@@ -26,21 +26,29 @@ def _field(raw: object, name: str) -> str | None:
     return value.lower() if isinstance(value, str) else None
 
 
-def _hits(item: Deprecation, runs: list[Run], precision: str | None) -> tuple[list[Run], list[Run]]:
-    """The runs the item deprecates, and those it might (its arm cannot be told from the config's
-    `spec-decoding`: every draft method is labelled `mtp`, so only `none` is surely not the arm's)."""
+def _hits(
+    item: Deprecation, change: KeyChange, runs: list[Run], precision: str | None
+) -> tuple[list[Run], list[Run]]:
+    """The runs the item deprecates, and those it might. An arm ("non-DSpark arm") is a key's
+    series: a key all of whose runs in the scenario have `spec-decoding: none` is surely that arm.
+    In a key that also speculates, runs are not read as the arm's (a sweep may turn its draft off
+    at high concurrency, and `mtp` labels every draft method: MTP heads, EAGLE3, DSpark), except
+    that runs labelled with the arm's own method (`mtp` for "non-MTP") surely are not."""
     if item.precision is not None:
         return (runs if precision == item.precision else []), []
-    scenario = [
-        r
-        for r in runs
-        if r.point.scenario == item.scenario and (item.seq is None or (r.point.isl, r.point.osl) == item.seq)
-    ]
+
+    def within(run: Run) -> bool:
+        return run.point.scenario == item.scenario and (
+            item.seq is None or (run.point.isl, run.point.osl) == item.seq
+        )
+
+    scenario = [r for r in runs if within(r)]
     if item.arm is None:
         return scenario, []
-    sure = [r for r in scenario if r.point.spec_decoding == "none"]
-    unsure = [r for r in scenario if r.point.spec_decoding not in ("none", item.arm)]
-    return sure, unsure
+    plain = all(r.point.spec_decoding == "none" for r in change.head_runs if within(r))
+    if plain:
+        return scenario, []
+    return [], [r for r in scenario if r.point.spec_decoding != item.arm]
 
 
 def _match(run: Run, item: Deprecation) -> str:
@@ -88,7 +96,7 @@ def _judge(
 ) -> list[Finding]:
     if item.unread == "item":
         return [_said(change, item, Severity.UNVERIFIED, "deprecations-item-unread")]
-    sure, unsure = _hits(item, runs, precision)
+    sure, unsure = _hits(item, change, runs, precision)
     if not sure and not unsure:
         return []
     if item.unread == "qualifier":
@@ -118,7 +126,7 @@ def _judge(
                 Severity.UNVERIFIED,
                 "deprecations-arm-unknown",
                 runs=len(unsure),
-                spec=unsure[0].point.spec_decoding,
+                specs=sorted({r.point.spec_decoding for r in unsure}),
             )
         )
     return out
