@@ -29,11 +29,11 @@ def _field(raw: object, name: str) -> str | None:
 def _hits(
     item: Deprecation, change: KeyChange, runs: list[Run], precision: str | None
 ) -> tuple[list[Run], list[Run]]:
-    """The runs the item deprecates, and those it might. An arm ("non-DSpark arm") is a key's
-    series: a key all of whose runs in the scenario have `spec-decoding: none` is surely that arm.
-    In a key that also speculates, runs are not read as the arm's (a sweep may turn its draft off
-    at high concurrency, and `mtp` labels every draft method: MTP heads, EAGLE3, DSpark), except
-    that runs labelled with the arm's own method (`mtp` for "non-MTP") surely are not."""
+    """The runs the item deprecates, and those it might. An arm ("non-DSpark arm") is never
+    decided: `spec-decoding: none` may be that arm or the unspeculated high-concurrency points of a
+    DSpark sweep (InferenceX merged both, inside a DSpark key and as companion `nospec` keys), and
+    `mtp` labels every draft method (MTP heads, EAGLE3, DSpark). Only runs labelled with the arm's
+    own method (`mtp` for "non-MTP") are surely not the arm's."""
     if item.precision is not None:
         return (runs if precision == item.precision else []), []
 
@@ -45,9 +45,6 @@ def _hits(
     scenario = [r for r in runs if within(r)]
     if item.arm is None:
         return scenario, []
-    plain = all(r.point.spec_decoding == "none" for r in change.head_runs if within(r))
-    if plain:
-        return scenario, []
     return [], [r for r in scenario if r.point.spec_decoding != item.arm]
 
 
@@ -57,8 +54,7 @@ def _match(run: Run, item: Deprecation) -> str:
         return f"precision: {item.precision}"
     point = run.point
     where = f"isl {point.isl} / osl {point.osl}" if item.seq else ""
-    arm = f"spec-decoding: {point.spec_decoding}" if item.arm else ""
-    return ", ".join(p for p in (point.scenario, where, arm) if p)
+    return ", ".join(p for p in (point.scenario, where) if p)
 
 
 def check(diff: ReviewDiff, files: PrFiles, review_date: str | None) -> list[Finding]:
