@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from bot.checks import engine_order, retirements, script_configs, script_rules
+from bot.checks import deprecations, engine_order, retirements, script_configs, script_rules
 from bot.checks.context import CheckContext
 from bot.checks.script_rules import CHECK, Source
 from bot.findings import Finding, Severity, finding
@@ -178,6 +178,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     out += script_configs.check(ctx.diff, files, sources)
     out += engine_order.check(ctx.diff)
     out += retirements.check(ctx.diff, files, ctx.pr.review_date)
+    out += deprecations.check(ctx.diff, files, ctx.pr.review_date)
     out += _generator(files)
     out += _bilingual(ctx.pr)
     out += _conflicts(ctx.pr)
