@@ -311,3 +311,24 @@ def test_without_a_day_to_judge_on_a_retirement_is_not_checked(
     assert [f.message_id for f in rule.check(review, files, None)] == ["verifier-retired-no-date"]
     assert [f.message_id for f in rule.check(review, files, "2026-08-06")] == []  # scheduled, not yet
     assert [f.message_id for f in rule.check(review, files, "2026-08-07")] == ["verifier-retired-model"]
+
+
+@pytest.mark.parametrize("new", [True, False])
+def test_the_retired_model_message_shows_the_prefix_as_code_not_escaped(new: bool) -> None:
+    """The message once joined the code span inside a string, which rendered as \\`glm5.1\\`."""
+    from bot.output.messages import render
+
+    params = {
+        "new": new,
+        "runs": 31,
+        "prefix": "kimik2.5",
+        "models": "MODELS.md",
+        "effective": "2026-08-07",
+        "models_line": 145,
+        "cell": "None (fully retired 2026-08-07)",
+        "day": "2026-08-09",
+    }
+    for lang in ("en", "zh"):
+        text = render("verifier-retired-model", lang, params, markdown=True)
+        assert "`kimik2.5`" in text and "\\`" not in text, text
+    assert ("31 runs" in render("verifier-retired-model", "en", params)) is not new
