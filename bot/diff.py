@@ -361,17 +361,23 @@ def _classify_within_budget(keys: dict[str, KeyChange], old: Ref, new: Ref) -> l
     return problems
 
 
-def _matched(runs: list[Run]) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
+def _matched(runs: list[Run], alone: bool = False) -> tuple[dict[tuple[Any, ...], Run], list[Run]]:
     """Runs by their whole identity (`_same_run`: every field the generator hands on but the
     concurrencies, which a run has one of), and the duplicates: runs whose identity an earlier run
-    has, which the generator launches twice."""
+    has, which the generator launches twice. When the other ref has no runs to pair them with
+    (`alone`: a key added or removed), a run whose topology and concurrency no other run shares is
+    keyed by those alone: its point's fields could only tell it from runs that share them."""
+    shared = Counter(run.ident for run in runs) if alone else None
     fields: dict[int, Any] = {}  # the point's fields, worked out once per point
     matched: dict[tuple[Any, ...], Run] = {}
     duplicates: list[Run] = []
     for run in runs:
-        if id(run.point) not in fields:
-            fields[id(run.point)] = _point_fields(run.point)
-        key = (*run.ident, fields[id(run.point)])
+        if shared is not None and shared[run.ident] == 1:
+            key = run.ident
+        else:
+            if id(run.point) not in fields:
+                fields[id(run.point)] = _point_fields(run.point)
+            key = (*run.ident, fields[id(run.point)])
         if key in matched:
             duplicates.append(run)
         else:
@@ -414,8 +420,8 @@ def _paired(
 
 
 def _classify(change: KeyChange, base_runs: list[Run], head_runs: list[Run], old: Ref, new: Ref) -> None:
-    before, old_duplicates = _matched(base_runs)
-    after, change.duplicates = _matched(head_runs)
+    before, old_duplicates = _matched(base_runs, alone=not head_runs)
+    after, change.duplicates = _matched(head_runs, alone=not base_runs)
     change.known_duplicates = {_same_run(run) for run in old_duplicates}
     change.head_runs = head_runs
     pairs, change.added, change.removed = _paired(before, after)

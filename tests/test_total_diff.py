@@ -169,6 +169,25 @@ def test_a_duplicate_run_blocks_and_both_are_checked(example: ExampleRepo) -> No
     ]
 
 
+def test_a_duplicate_run_in_a_key_the_pr_adds_blocks_once(example: ExampleRepo) -> None:
+    """A new key (no base runs to pair with: its runs are told apart by topology and concurrency,
+    and by their point's fields only where those collide) with the C48 point given twice."""
+    text = (example.path / MASTER).read_text(encoding="utf-8")
+    start = text.index(f"{KEY}:\n")
+    end = text.find("\n\n", start)
+    entry = text[start : end if end >= 0 else len(text)].rstrip("\n") + "\n"
+    copy = entry.replace(f"{KEY}:\n", "kimik3-fp4-mi355x-atom-agentic-mtp-copy:\n", 1)
+    block = "    - dram-utilization: 0.343\n"
+    assert block in copy
+    copy = copy.replace(block, "    - dram-utilization: 0.6\n      search-space:\n" + C48_POINT + block, 1)
+    head = commit(example.path, {MASTER: text.rstrip("\n") + "\n\n" + copy})
+    report = _review(example.path, example.head, head)
+    found = _found(report, "runs-duplicate")
+    assert [(f.severity, f.config_key, f.params["concurrency"]) for f in found] == [
+        (Severity.BLOCKING, "kimik3-fp4-mi355x-atom-agentic-mtp-copy", 48)
+    ]
+
+
 def test_a_duplicate_the_base_had_already_is_a_warning(example: ExampleRepo) -> None:
     block = "    - dram-utilization: 0.6\n      search-space:\n"
     base = commit(example.path, {MASTER: replace(block, block + C48_POINT)})
