@@ -79,6 +79,15 @@ def runfiles_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
+@pytest.fixture(scope="session")
+def runfiles_checkout(runfiles_history: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A working copy of the runfiles history at its newest commit, to read real scripts and
+    configs from (one per test run; tests that commit clone it again)."""
+    repo = tmp_path_factory.mktemp("runfiles-checkout") / "repo"
+    subprocess.run(["git", "clone", "-q", str(runfiles_history), str(repo)], check=True)
+    return repo
+
+
 def squash_merge(repo: Path, number: int) -> tuple[str, str, str]:
     """(parent, commit, subject) of the real pull request squash-merged as `... (#number)`."""
     log = subprocess.run(

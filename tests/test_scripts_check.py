@@ -17,7 +17,7 @@ from bot.checks import scripts
 from bot.findings import Severity
 from bot.local import LocalRequest, run_local
 from bot.pullrequest import PullRequest
-from tests.conftest import commit, shared_or_skip, squash_merge
+from tests.conftest import commit, squash_merge
 
 FSL = "benchmarks/single_node/fixed_seq_len/"
 ATOM_MTP = FSL + "dsr1_fp4_mi355x_atom_mtp.sh"  # EP string built in a branch, `--use-chat-template`
@@ -28,12 +28,9 @@ REAL = (ATOM_MTP, VLLM_DSV4, SGLANG, LAUNCHER)
 
 
 @pytest.fixture(scope="session")
-def runfiles(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A clone of the real InferenceX scripts history (skips when the bundle is absent)."""
-    bundle = shared_or_skip("inferencex-runfiles-history.bundle")
-    repo = tmp_path_factory.mktemp("runfiles") / "repo"
-    subprocess.run(["git", "clone", "-q", str(bundle), str(repo)], check=True)
-    return repo
+def runfiles(runfiles_checkout: Path) -> Path:
+    """The real InferenceX scripts and configs (`conftest.runfiles_checkout`)."""
+    return runfiles_checkout
 
 
 def _real(runfiles: Path, path: str) -> str:

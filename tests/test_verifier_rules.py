@@ -15,7 +15,7 @@ from bot.findings import Severity
 from bot.local import LocalRequest, run_local
 from bot.model.models_md import retirements
 from bot.sources.git import GitRepo
-from tests.conftest import commit, shared_or_skip, squash_merge
+from tests.conftest import commit, squash_merge
 
 AMD = "configs/amd-master.yaml"
 ATOM_KEY = "kimik3-fp4-mi355x-atom-agentic-mtp"  # the real ATOM key for Kimi-K3 on MI355X
@@ -24,11 +24,9 @@ IDS = ("verifier-engine-first", "verifier-engine-first-new-hardware", "verifier-
 
 
 @pytest.fixture(scope="session")
-def runfiles(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    bundle = shared_or_skip("inferencex-runfiles-history.bundle")
-    repo = tmp_path_factory.mktemp("runfiles") / "repo"
-    subprocess.run(["git", "clone", "-q", str(bundle), str(repo)], check=True)
-    return repo
+def runfiles(runfiles_checkout: Path) -> Path:
+    """The real InferenceX scripts and configs (`conftest.runfiles_checkout`)."""
+    return runfiles_checkout
 
 
 def _clone(runfiles: Path, tmp_path: Path, ref: str = "HEAD") -> tuple[Path, str]:

@@ -68,37 +68,45 @@ def _retired_on(cell: str) -> date | None:
     return day + timedelta(days=1) if (match[1] or "").strip().lower() == "after" else day
 
 
-def retirements(text: str) -> list[Retirement] | None:
-    """Every dated retirement of the support matrix, in the file's order; None when the file has no
-    support matrix table."""
-    found: list[Retirement] = []
-    columns: tuple[int, int] | None = None
+def _matrix(text: str, column: str) -> tuple[int, list[tuple[int, list[str], str]]]:
+    """The support matrix tables (a header with `Prefix`, `Active scenarios` and `column`): how
+    many there are, and each body row's line, the model prefixes it names and its `column` cell."""
+    rows: list[tuple[int, list[str], str]] = []
+    at: tuple[int, int] | None = None
     tables = 0
     for number, line in enumerate(text.splitlines(), 1):
         if not line.lstrip().startswith("|"):
-            columns = None
+            at = None
             continue
         cells = _cells(line)
-        if columns is None:
+        if at is None:
             names = [c.strip("*` ").lower() for c in cells]
-            if "prefix" in names and "active scenarios" in names:
-                columns = (names.index("prefix"), names.index("active scenarios"))
+            if "prefix" in names and "active scenarios" in names and column in names:
+                at = (names.index("prefix"), names.index(column))
                 tables += 1
             continue
-        if all(set(c) <= set(":- ") for c in cells):
-            continue  # the header's separator
-        prefix_at, active_at = columns
-        if max(prefix_at, active_at) >= len(cells):
-            continue
-        effective = _retired_on(cells[active_at])
-        if effective is None:
-            continue
-        cell = cells[active_at]
-        quoted = cell[:MAX_CELL] + ("…" if len(cell) > MAX_CELL else "")
-        prefixes = _PREFIX.findall(cells[prefix_at])
-        found += [Retirement(prefix, effective, number, quoted) for prefix in prefixes]
+        if all(set(c) <= set(":- ") for c in cells) or max(at) >= len(cells):
+            continue  # the header's separator, or a short row
+        rows.append((number, _PREFIX.findall(cells[at[0]]), cells[at[1]]))
+    return tables, rows
+
+
+def _quoted(cell: str) -> str:
+    """A cell as a finding quotes it: at most MAX_CELL characters."""
+    return cell[:MAX_CELL] + ("…" if len(cell) > MAX_CELL else "")
+
+
+def retirements(text: str) -> list[Retirement] | None:
+    """Every dated retirement of the support matrix, in the file's order; None when the file has no
+    support matrix table."""
+    tables, rows = _matrix(text, "active scenarios")
     if not tables:
         return None
+    found: list[Retirement] = []
+    for number, prefixes, cell in rows:
+        effective = _retired_on(cell)
+        if effective is not None:
+            found += [Retirement(prefix, effective, number, _quoted(cell)) for prefix in prefixes]
     return found
 
 
@@ -162,8 +170,7 @@ def _qualifiers(item: str) -> tuple[str, list[str]]:
 
 def _deprecation(prefix: str, number: int, item: str) -> Deprecation:
     plain = _LINK.sub(r"\1", _FOOTNOTE.sub("", item)).strip()
-    quoted = plain[:MAX_CELL] + ("…" if len(plain) > MAX_CELL else "")
-    found = Deprecation(prefix, number, quoted)
+    found = Deprecation(prefix, number, _quoted(plain))
     head, parts = _qualifiers(plain)
     if seq := _SEQ.fullmatch(head):
         found = found._replace(scenario="fixed-seq-len", seq=(int(seq[1]) * 1024, int(seq[2]) * 1024))
@@ -188,21 +195,7 @@ def deprecations(text: str) -> list[Deprecation]:
     """Every item of the support matrix's `Deprecated scenarios` column, per prefix, in the file's
     order (none when the file has no such table or column)."""
     found: list[Deprecation] = []
-    columns: tuple[int, int] | None = None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.lstrip().startswith("|"):
-            columns = None
-            continue
-        cells = _cells(line)
-        if columns is None:
-            names = [c.strip("*` ").lower() for c in cells]
-            if "prefix" in names and "active scenarios" in names and "deprecated scenarios" in names:
-                columns = (names.index("prefix"), names.index("deprecated scenarios"))
-            continue
-        if all(set(c) <= set(":- ") for c in cells) or max(columns) >= len(cells):
-            continue
-        prefixes = _PREFIX.findall(cells[columns[0]])
-        cell = cells[columns[1]]
+    for number, prefixes, cell in _matrix(text, "deprecated scenarios")[1]:
         if len(cell) > MAX_DEPRECATED:  # not read: a cut item could lose the qualifier narrowing it
             found += [Deprecation(p, number, cell[:MAX_CELL] + "…", unread="item") for p in prefixes]
             continue
