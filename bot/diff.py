@@ -31,6 +31,7 @@ from bot.model.runs import (
     GROUP,
     LAUNCH,
     RUNNER,
+    SCRIPT,
     Ref,
     Run,
     Shared,
@@ -458,8 +459,8 @@ def _aspects(change: KeyChange, old: Ref, new: Ref) -> None:
         aspects.append("utilization")
     if _differs(change, lambda run: run.variant.data if run.variant else None):
         aspects.append("recipe")
-    if _differs(change, lambda run: run.parts[LAUNCH].get("script")):
-        aspects.append("script")
+    if _differs(change, lambda run: run.parts[LAUNCH].get(SCRIPT)):
+        aspects.append(SCRIPT)
     if base is None:
         aspects.append("added")
     elif head is None:

@@ -37,6 +37,7 @@ from bot.yamlsafe import MAX_DEPTH, YamlProblem, load_bytes
 # and the benchmark scripts its launchers start.
 ENTRY, GROUP, POINT, RUNNER, VARIANT, LAUNCH = range(6)
 HARDWARE = "hardware"  # the prefix of a runner's runners.yaml record among a run's settings
+SCRIPT = "script"  # the setting of a run's benchmark scripts, `"<path>@<code id>"` each
 _MAX_DEPTH = 32  # deeper mappings are compared whole
 _MAX_JSON_CHARS = 4096  # longer JSON-looking strings are compared as text
 _PLAIN_KEY = re.compile(r"[^.\"\[\]:]+")  # a key written in a dotted path as it is
@@ -418,7 +419,7 @@ class Ref:
                 if launch.script is not None:
                     data = self.snapshot.read(self.layout.root + launch.script)
                     names.append(f"{launch.script}@{code_id(data)}" if data is not None else launch.script)
-            self._scripts[launches] = {"script": sorted(set(names))} if names else {}
+            self._scripts[launches] = {SCRIPT: sorted(set(names))} if names else {}
         return self._scripts[launches]
 
     def group_settings(self, point: Point) -> dict[str, Any]:

@@ -151,21 +151,22 @@ def _some(values: Sequence[Any]) -> list[Any]:
 
 
 def _parts(settings: Sequence[Any]) -> tuple[list[Msg], list[Msg]]:
-    """What changed in some settings: the image (a sentence of its own), then the settings that
+    """What changed in some settings: the image and the benchmark scripts (sentences of their own),
+    then the settings that
     appear, those that change, list items added and removed, the settings that go; each setting
     once (the same change under two paths, a point's `tp` and its recipe's, is one)."""
     listed = [s for s in (settings if isinstance(settings, list) else []) if isinstance(s, Mapping)]
     listed = _one_budget(listed)
     names = _names([str(s.get("path", "")) for s in listed])
-    images, env, new, changed, lists, gone = [], [], [], [], [], []
+    sentences, env, new, changed, lists, gone = [], [], [], [], [], []
     for setting in listed:
         name, base, head = _name(setting, names), setting.get("base"), setting.get("head")
         added, removed = setting.get("added"), setting.get("removed")
         if name == "image" and isinstance(base, str) and isinstance(head, str):
             old, new_image, pinned = _image(base, head)
-            images.append(msg("draft-image", base=old, head=new_image, pinned=pinned))
-        elif setting.get("path") == SCRIPT_SETTING:
-            images += _scripts(base, head)
+            sentences.append(msg("draft-image", base=old, head=new_image, pinned=pinned))
+        elif setting.get("path") == runs.SCRIPT:
+            sentences += _scripts(base, head)
         elif isinstance(added, list) and isinstance(removed, list) and _long(base, head):
             lists += [msg("draft-list-add", name=name, items=_some(added))] if added else []
             lists += [msg("draft-list-remove", name=name, items=_some(removed))] if removed else []
@@ -186,7 +187,7 @@ def _parts(settings: Sequence[Any]) -> tuple[list[Msg], list[Msg]]:
             changed.append(msg("draft-from", name=name, base=_value(base), head=_value(head)))
     sets = [msg("draft-set-env", settings=_some(list(dict.fromkeys(env))))] if env else []
     changes = [msg("draft-change", changes=[change]) for change in _once(changed)]
-    return _once(images), [*sets, *_once(new), *changes, *_once(lists), *_once(gone)]
+    return _once(sentences), [*sets, *_once(new), *changes, *_once(lists), *_once(gone)]
 
 
 def _scripts(base: Any, head: Any) -> list[Msg]:
@@ -194,8 +195,13 @@ def _scripts(base: Any, head: Any) -> list[Msg]:
     edited (the same path at both refs), then those started instead of others."""
 
     def paths(value: Any) -> dict[str, str]:
-        items = value if isinstance(value, list) else []
-        return dict(str(item).rpartition("@")[::2] if "@" in str(item) else (str(item), "") for item in items)
+        """Each script's path → its code id ("" when none is written)."""
+        found = {}
+        for item in value if isinstance(value, list) else []:
+            text = str(item)
+            path, _, code = text.rpartition("@") if "@" in text else (text, "", "")
+            found[path] = code
+        return found
 
     old, new = paths(base), paths(head)
     edited = [path for path in new if path in old and new[path] != old[path]]
@@ -217,9 +223,6 @@ def _one_budget(listed: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
     pinned = {change(s) for s in listed if str(s.get("path", "")).rpartition(".")[2] == BUDGET_ENV}
     return [s for s in listed if s.get("path") != dram.BUDGET_SETTING or change(s) not in pinned]
-
-
-SCRIPT_SETTING = "script"  # the run's benchmark scripts (`bot.model.runs`)
 
 
 def _once(items: Sequence[Msg]) -> list[Msg]:
@@ -300,15 +303,15 @@ def _key_facts(view: Mapping[str, Any]) -> list[Msg]:
         return _new_key(view)
     concurrencies = [str(run.get("concurrency")) for run in runs]
     shared = len(set(concurrencies)) < len(concurrencies)
-    images, common = _parts(view.get("common") or [])
-    facts: list[Msg] = list(images)
+    sentences, common = _parts(view.get("common") or [])
+    facts: list[Msg] = list(sentences)
     facts += [msg("draft-every", parts=chunk) for chunk in _chunks(common)]
     groups: dict[Any, list[Mapping[str, Any]]] = {}
     for run in runs:
         if run.get("status") == "changed":
             groups.setdefault(frozen(run.get("settings")), []).append(run)
     for group in list(groups.values())[:DRAFT_GROUPS]:
-        own_images, parts = _parts(group[0].get("settings") or [])
+        own_sentences, parts = _parts(group[0].get("settings") or [])
         labels = [
             msg("run-label", concurrency=run.get("concurrency"), config=_config(run, shared)) for run in group
         ]
@@ -316,7 +319,7 @@ def _key_facts(view: Mapping[str, Any]) -> list[Msg]:
         if len(parts) > PARTS_PER_GROUP:  # the JSON report and the comment have the rest
             more = msg("draft-more-settings", count=len(parts) - PARTS_PER_GROUP + 1)
             parts = [*parts[: PARTS_PER_GROUP - 1], more]
-        facts += [msg("draft-at", runs=where, parts=[*own_images, *chunk]) for chunk in _chunks(parts)]
+        facts += [msg("draft-at", runs=where, parts=[*own_sentences, *chunk]) for chunk in _chunks(parts)]
     if len(groups) > DRAFT_GROUPS:
         facts.append(msg("draft-more-groups", count=len(groups) - DRAFT_GROUPS))
     left = {_lengths(run) for run in runs if run.get("status") != "removed"}

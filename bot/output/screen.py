@@ -27,7 +27,7 @@ from bot.catalog import Msg, msg
 from bot.checks.changes_view import KeyChanges, RunChange, Setting
 from bot.findings import Finding, Severity
 from bot.model import schema
-from bot.model.runs import same
+from bot.model.runs import SCRIPT, same
 from bot.output import changelog_draft
 
 #: Up to this many changed keys get a line each; more share one line.
@@ -157,7 +157,7 @@ NAMES = 4
 def _setting_fact(setting: Setting, runs: int | None = None) -> Fact:
     """One setting's change; a list or mapping by its name alone (the table below has the rest)."""
     path = setting.path
-    if path == changelog_draft.SCRIPT_SETTING:
+    if path == SCRIPT:
         return Fact("screen-script", (("runs", runs),))
     named = (("name", _name(path)), ("runner", _runner(path)))
     if any(isinstance(side, list | dict) for side in (setting.base, setting.head)):
